@@ -1,0 +1,411 @@
+// Package pool keeps a set of long-lived PHP workers, hands them jobs (several
+// at a time when pipelining), and supervises their lifetimes: respawn with
+// backoff, max_jobs, ttl, idle_ttl, memory, exec_ttl and graceful reload.
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/ferry-php/ferry/internal/relay"
+)
+
+// Options configure a pool. Zero durations disable the limit they name, except
+// AllocateTimeout and DestroyTimeout which get defaults.
+type Options struct {
+	Command         []string // argv of a worker
+	Dir             string
+	Env             []string // added to the server's environment
+	Relay           string   // pipes, unix or tcp
+	SocketDir       string   // where the unix relay socket lives
+	NumWorkers      int      // 0: one per CPU
+	MaxJobs         int      // retire a worker after this many jobs
+	TTL             time.Duration
+	IdleTTL         time.Duration
+	MaxMemory       uint64 // RSS bytes
+	ExecTTL         time.Duration
+	AllocateTimeout time.Duration
+	DestroyTimeout  time.Duration
+	QueueSize       int // jobs waiting for a free worker; beyond: ErrQueueFull
+	Pipeline        int // jobs in flight per worker
+	MaxFrame        uint32
+	BackoffMin      time.Duration
+	BackoffMax      time.Duration
+	Logger          *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.NumWorkers <= 0 {
+		o.NumWorkers = runtime.NumCPU()
+	}
+	if o.AllocateTimeout <= 0 {
+		o.AllocateTimeout = time.Minute
+	}
+	if o.DestroyTimeout <= 0 {
+		o.DestroyTimeout = 5 * time.Second
+	}
+	if o.Pipeline <= 0 {
+		o.Pipeline = 1
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 1024
+	}
+	if o.MaxFrame == 0 {
+		o.MaxFrame = 64 << 20
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = 100 * time.Millisecond
+	}
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Pool is safe for concurrent use.
+type Pool struct {
+	opt   Options
+	relay relay.Factory
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	workers   []*Worker
+	waitq     []*waiter
+	gen       int
+	closed    bool
+	failures  int // consecutive boot failures, for backoff
+	nextSpawn time.Time
+	live      sync.WaitGroup
+
+	kick chan struct{}
+	done chan struct{}
+}
+
+type waiter struct {
+	ch chan *Worker // receives nil when the pool closes
+}
+
+// New starts opt.NumWorkers workers and returns when all are ready, or with the
+// first boot error (quoting what PHP printed) after stopping the rest.
+func New(opt Options) (*Pool, error) {
+	opt.defaults()
+	if len(opt.Command) == 0 {
+		return nil, errors.New("pool: no worker command")
+	}
+	f, err := relay.New(opt.Relay, opt.SocketDir, opt.MaxFrame)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{opt: opt, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	p.mu.Lock()
+	ws := p.addGenerationLocked(0)
+	p.mu.Unlock()
+	if err := p.bootAll(ws); err != nil {
+		p.Shutdown(context.Background())
+		return nil, err
+	}
+	go p.supervise()
+	return p, nil
+}
+
+func (p *Pool) addGenerationLocked(gen int) []*Worker {
+	ws := make([]*Worker, p.opt.NumWorkers)
+	for i := range ws {
+		ws[i] = p.addLocked(gen)
+	}
+	return ws
+}
+
+// bootAll boots workers in parallel and joins their errors.
+func (p *Pool) bootAll(ws []*Worker) error {
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.boot(w)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (p *Pool) addLocked(gen int) *Worker {
+	w := p.newWorker(gen)
+	p.workers = append(p.workers, w)
+	p.live.Add(1)
+	return w
+}
+
+// boot brings a Starting worker to Ready, or removes it.
+func (p *Pool) boot(w *Worker) error {
+	err := w.boot()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.setState(w, Errored)
+		p.removeLocked(w)
+		p.failures++
+		p.nextSpawn = time.Now().Add(p.backoffLocked())
+		p.live.Done()
+		return err
+	}
+	p.failures = 0
+	go w.readLoop()
+	if p.closed {
+		p.setState(w, Stopping)
+		go w.stop()
+		return nil
+	}
+	p.setState(w, Ready)
+	w.lastUsed = time.Now()
+	p.log.Info("worker ready", "pid", w.pid, "boot", time.Since(w.created).Round(time.Millisecond))
+	p.dispatchLocked()
+	return nil
+}
+
+func (p *Pool) backoffLocked() time.Duration {
+	d := p.opt.BackoffMin
+	for i := 1; i < p.failures && d < p.opt.BackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, p.opt.BackoffMax)
+}
+
+func (p *Pool) setState(w *Worker, s State) {
+	if w.state == s {
+		return
+	}
+	if !canMove(w.state, s) {
+		panic(fmt.Sprintf("pool: worker %d: illegal transition %s -> %s", w.pid, w.state, s))
+	}
+	w.state = s
+}
+
+func (p *Pool) removeLocked(w *Worker) {
+	for i, x := range p.workers {
+		if x == w {
+			p.workers = append(p.workers[:i], p.workers[i+1:]...)
+			return
+		}
+	}
+}
+
+// Exec runs one job and returns the worker's answer. A job that could not be
+// written to a worker (it died first) is retried on another one; a job a worker
+// received is never run twice.
+func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		w, err := p.acquire(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		j := jobs.Get().(*job)
+		if err := w.submit(j, jobCtx, body); err != nil {
+			jobs.Put(j)
+			p.release(w)
+			if attempt < 3 {
+				continue
+			}
+			return Result{}, err
+		}
+		r := <-j.ch
+		j.timer = nil
+		j.timedOut.Store(false)
+		jobs.Put(j)
+		p.release(w)
+		return r.res, r.err
+	}
+}
+
+// pickLocked returns the accepting worker with the fewest jobs in flight, so
+// a worker stuck on a slow job stops receiving new ones.
+func (p *Pool) pickLocked() *Worker {
+	var best *Worker
+	for _, w := range p.workers {
+		if w.state.accepts() && w.load < p.opt.Pipeline && (best == nil || w.load < best.load) {
+			best = w
+		}
+	}
+	return best
+}
+
+func (p *Pool) takeLocked(w *Worker) {
+	w.load++
+	w.dispatched++
+	p.setState(w, Working)
+	if p.opt.MaxJobs > 0 && w.dispatched >= p.opt.MaxJobs {
+		p.retireLocked(w, "max_jobs")
+	}
+}
+
+func (p *Pool) acquire(ctx context.Context) (*Worker, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if w := p.pickLocked(); w != nil && len(p.waitq) == 0 {
+		p.takeLocked(w)
+		p.mu.Unlock()
+		return w, nil
+	}
+	if len(p.waitq) >= p.opt.QueueSize {
+		p.mu.Unlock()
+		return nil, ErrQueueFull
+	}
+	wt := &waiter{ch: make(chan *Worker, 1)}
+	p.waitq = append(p.waitq, wt)
+	p.mu.Unlock()
+
+	t := time.NewTimer(p.opt.AllocateTimeout)
+	defer t.Stop()
+	var err error
+	select {
+	case w := <-wt.ch:
+		if w == nil {
+			return nil, ErrClosed
+		}
+		return w, nil
+	case <-t.C:
+		err = ErrNoWorker
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	p.mu.Lock()
+	for i, x := range p.waitq {
+		if x == wt {
+			p.waitq = append(p.waitq[:i], p.waitq[i+1:]...)
+			break
+		}
+	}
+	p.mu.Unlock()
+	select {
+	case w := <-wt.ch: // handed a worker just as we gave up
+		if w != nil {
+			p.release(w)
+		}
+	default:
+	}
+	return nil, err
+}
+
+// release returns a job slot and hands freed capacity to waiting jobs.
+func (p *Pool) release(w *Worker) {
+	p.mu.Lock()
+	w.load--
+	w.done.Add(1)
+	w.lastUsed = time.Now()
+	switch {
+	case w.state == Working && w.load == 0:
+		p.setState(w, Ready)
+	case w.state == Retiring && w.load == 0:
+		p.setState(w, Stopping)
+		go w.stop()
+	}
+	p.dispatchLocked()
+	p.mu.Unlock()
+}
+
+func (p *Pool) dispatchLocked() {
+	for len(p.waitq) > 0 {
+		w := p.pickLocked()
+		if w == nil {
+			return
+		}
+		wt := p.waitq[0]
+		p.waitq = p.waitq[1:]
+		p.takeLocked(w)
+		wt.ch <- w
+	}
+}
+
+// retireLocked stops giving w jobs; it is stopped once the jobs it holds are done
+// and the supervisor starts its replacement right away.
+func (p *Pool) retireLocked(w *Worker, why string) {
+	if !w.state.accepts() {
+		return
+	}
+	p.log.Info("retiring worker", "pid", w.pid, "reason", why, "jobs", w.dispatched)
+	p.setState(w, Retiring)
+	if w.load == 0 {
+		p.setState(w, Stopping)
+		go w.stop()
+	}
+	p.poke()
+}
+
+// lost takes a worker whose stream ended out of rotation at once, before its
+// process is reaped, so no job is routed to it meanwhile.
+func (p *Pool) lost(w *Worker) {
+	p.mu.Lock()
+	if w.state != Stopping {
+		p.setState(w, Errored)
+	}
+	p.mu.Unlock()
+	p.poke()
+}
+
+// gone is called by a worker's read loop once its process has exited.
+func (p *Pool) gone(w *Worker, cause error, held int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w.state == Stopping {
+		p.setState(w, Stopped)
+		p.log.Info("worker stopped", "pid", w.pid, "jobs", w.done.Load())
+	} else {
+		p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, "output", w.out.tail())
+	}
+	p.removeLocked(w)
+	p.live.Done()
+	p.poke()
+}
+
+func (p *Pool) poke() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Shutdown stops taking jobs, lets workers finish what they hold, and stops
+// them; when ctx ends first the remaining workers are killed.
+func (p *Pool) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.done)
+	}
+	for _, wt := range p.waitq {
+		wt.ch <- nil
+	}
+	p.waitq = nil
+	for _, w := range p.workers {
+		p.retireLocked(w, "shutdown")
+	}
+	p.mu.Unlock()
+	all := make(chan struct{})
+	go func() { p.live.Wait(); close(all) }()
+	var err error
+	select {
+	case <-all:
+	case <-ctx.Done():
+		err = ctx.Err()
+		p.mu.Lock()
+		for _, w := range p.workers {
+			w.kill()
+		}
+		p.mu.Unlock()
+		<-all
+	}
+	p.relay.Close()
+	return err
+}

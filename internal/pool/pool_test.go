@@ -1,0 +1,355 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func phpCommand(t testing.TB, script string) []string {
+	t.Helper()
+	abs, err := filepath.Abs(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"php", "-n", "-d", "display_errors=stderr", abs}
+}
+
+func newPool(t testing.TB, o Options) *Pool {
+	t.Helper()
+	if o.Command == nil {
+		o.Command = phpCommand(t, "testdata/worker.php")
+	}
+	if o.NumWorkers == 0 {
+		o.NumWorkers = 2
+	}
+	if o.AllocateTimeout == 0 {
+		o.AllocateTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if testing.Verbose() {
+			o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		}
+	}
+	o.SocketDir = t.TempDir()
+	p, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		p.Shutdown(ctx)
+	})
+	return p
+}
+
+func run(t testing.TB, p *Pool, body string) (string, error) {
+	t.Helper()
+	r, err := p.Exec(context.Background(), nil, []byte(body))
+	if err != nil {
+		return "", err
+	}
+	if string(r.Context) != "ctx" {
+		t.Fatalf("context %q, want ctx", r.Context)
+	}
+	return string(r.Body), nil
+}
+
+func must(t testing.TB, p *Pool, body string) string {
+	t.Helper()
+	s, err := run(t, p, body)
+	if err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	return s
+}
+
+func TestEchoOverEveryRelay(t *testing.T) {
+	for _, relay := range []string{"pipes", "unix", "tcp"} {
+		t.Run(relay, func(t *testing.T) {
+			p := newPool(t, Options{Relay: relay, Pipeline: 4})
+			var wg sync.WaitGroup
+			for i := 0; i < 200; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					want := fmt.Sprintf("msg-%d-%s", i, strings.Repeat("x", i*97))
+					if got := must(t, p, "echo:"+want); got != want {
+						t.Errorf("got %q want %q", got, want)
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
+func TestLargePayloadRoundTrip(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1})
+	big := strings.Repeat("0123456789abcdef", 1<<18) // 4 MiB
+	if got := must(t, p, "echo:"+big); got != big {
+		t.Fatalf("4 MiB echo came back as %d bytes", len(got))
+	}
+}
+
+func TestErrorFrameFailsOnlyThatJob(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1})
+	pid := must(t, p, "pid")
+	_, err := run(t, p, "error")
+	var je *JobError
+	if !errors.As(err, &je) || je.Message != "it failed" {
+		t.Fatalf("want JobError, got %v", err)
+	}
+	if again := must(t, p, "pid"); again != pid {
+		t.Fatalf("worker replaced after an ERROR frame: %s -> %s", pid, again)
+	}
+}
+
+func TestCrashFailsOnlyItsJobAndPoolRefills(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 2})
+	if _, err := run(t, p, "crash"); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("want ErrCrashed, got %v", err)
+	}
+	for i := 0; i < 20; i++ {
+		must(t, p, "echo:ok")
+	}
+	waitFor(t, func() bool { return countState(p, "ready") == 2 }, "pool refilled to 2 ready workers")
+}
+
+func TestCrashWithJobsInFlight(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, Pipeline: 8})
+	// One worker holding several jobs: the crash fails the jobs it held and nothing else.
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := "sleep:20"
+			if i == 3 {
+				body = "crash"
+			}
+			_, errs[i] = run(t, p, body)
+		}()
+	}
+	wg.Wait()
+	if !errors.Is(errs[3], ErrCrashed) {
+		t.Fatalf("crash job: %v", errs[3])
+	}
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, ErrCrashed) {
+			t.Fatalf("job %d: unexpected %v", i, err)
+		}
+	}
+	must(t, p, "echo:after")
+}
+
+func TestMaxJobsRecycles(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, MaxJobs: 3})
+	pids := map[string]int{}
+	for i := 0; i < 9; i++ {
+		pids[must(t, p, "pid")]++
+	}
+	if len(pids) != 3 {
+		t.Fatalf("9 jobs at max_jobs=3 ran on %d workers: %v", len(pids), pids)
+	}
+	for pid, n := range pids {
+		if n != 3 {
+			t.Fatalf("worker %s ran %d jobs", pid, n)
+		}
+	}
+}
+
+func TestTTLAndIdleTTLRecycle(t *testing.T) {
+	for _, o := range []Options{{TTL: 300 * time.Millisecond}, {IdleTTL: 300 * time.Millisecond}} {
+		o.NumWorkers = 1
+		p := newPool(t, o)
+		first := must(t, p, "pid")
+		time.Sleep(700 * time.Millisecond) // idle, so both limits apply
+		waitFor(t, func() bool { s, err := run(t, p, "pid"); return err == nil && s != first }, "a new worker after the ttl")
+	}
+}
+
+func TestMaxMemoryRecycles(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, MaxMemory: 40 << 20})
+	first := must(t, p, "pid")
+	for i := 0; i < 3; i++ {
+		must(t, p, "leak:16384") // 16 MiB each; php -n allows 128 MiB
+	}
+	waitFor(t, func() bool { s, err := run(t, p, "pid"); return err == nil && s != first }, "the leaking worker recycled")
+}
+
+func TestExecTTLKillsStuckWorker(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, ExecTTL: 300 * time.Millisecond})
+	start := time.Now()
+	if _, err := run(t, p, "sleep:10000"); !errors.Is(err, ErrExecTimeout) {
+		t.Fatalf("want ErrExecTimeout, got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("exec_ttl took %v", d)
+	}
+	if got := must(t, p, "echo:alive"); got != "alive" {
+		t.Fatal(got)
+	}
+}
+
+func TestExecTTLWithOtherJobsPresent(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 2, Pipeline: 4, ExecTTL: 500 * time.Millisecond})
+	var wg sync.WaitGroup
+	var stuck error
+	wg.Add(1)
+	go func() { defer wg.Done(); _, stuck = run(t, p, "sleep:10000") }()
+	time.Sleep(100 * time.Millisecond)
+	// The other worker keeps serving while one is stuck: least-loaded routing.
+	for i := 0; i < 20; i++ {
+		must(t, p, "echo:x")
+	}
+	wg.Wait()
+	if !errors.Is(stuck, ErrExecTimeout) {
+		t.Fatalf("stuck job: %v", stuck)
+	}
+}
+
+func TestQueueFullAndAllocateTimeout(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, QueueSize: 1, AllocateTimeout: 400 * time.Millisecond})
+	go run(t, p, "sleep:1500")
+	time.Sleep(100 * time.Millisecond)
+	errc := make(chan error, 1)
+	go func() { _, err := run(t, p, "echo:a"); errc <- err }()
+	time.Sleep(100 * time.Millisecond)
+	if _, err := run(t, p, "echo:b"); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("want ErrQueueFull, got %v", err)
+	}
+	if err := <-errc; !errors.Is(err, ErrNoWorker) {
+		t.Fatalf("want ErrNoWorker, got %v", err)
+	}
+}
+
+func TestBootFailuresQuotePHP(t *testing.T) {
+	dir := t.TempDir()
+	syntax := filepath.Join(dir, "syntax.php")
+	os.WriteFile(syntax, []byte("<?php\nfunction ( {\n"), 0o644)
+	cases := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"missing script", Options{Command: []string{"php", "-n", filepath.Join(dir, "nope.php")}}, "Could not open input file"},
+		{"syntax error", Options{Command: []string{"php", "-n", "-d", "display_errors=stderr", syntax}}, "syntax error"},
+		{"stray echo", Options{Env: []string{"STRAY_ECHO=1"}}, "Hello before handshake"},
+		{"no such binary", Options{Command: []string{"/nonexistent/php"}}, "no such file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.o.Command == nil {
+				c.o.Command = phpCommand(t, "testdata/worker.php")
+			}
+			c.o.NumWorkers = 1
+			c.o.AllocateTimeout = 5 * time.Second
+			c.o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			_, err := New(c.o)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want an error quoting %q, got: %v", c.want, err)
+			}
+		})
+	}
+}
+
+func TestReloadUnderLoadLosesNothing(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 2, Pipeline: 2})
+	before := pidsOf(p)
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed, done int
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				_, err := run(t, p, "sleep:2")
+				mu.Lock()
+				done++
+				if err != nil {
+					failed++
+					t.Errorf("job failed during reload: %v", err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	for i := 0; i < 2; i++ {
+		if err := p.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	after := pidsOf(p)
+	for pid := range before {
+		if after[pid] {
+			t.Fatalf("old worker %d still serving after reload", pid)
+		}
+	}
+	if failed > 0 || done < 50 {
+		t.Fatalf("%d of %d jobs failed", failed, done)
+	}
+}
+
+func TestReloadWithBrokenCodeKeepsOldWorkers(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "w.php")
+	src, _ := os.ReadFile("testdata/worker.php")
+	os.WriteFile(script, src, 0o644)
+	p := newPool(t, Options{NumWorkers: 1, Command: []string{"php", "-n", "-d", "display_errors=stderr", script}})
+	pid := must(t, p, "pid")
+	os.WriteFile(script, []byte("<?php syntax error here"), 0o644)
+	if err := p.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "syntax error") {
+		t.Fatalf("want the PHP error, got %v", err)
+	}
+	if got := must(t, p, "pid"); got != pid {
+		t.Fatalf("old worker replaced by a broken reload")
+	}
+}
+
+func pidsOf(p *Pool) map[int]bool {
+	m := map[int]bool{}
+	for _, w := range p.Workers() {
+		if w.State == "ready" || w.State == "working" {
+			m[w.PID] = true
+		}
+	}
+	return m
+}
+
+func countState(p *Pool, s string) int {
+	n := 0
+	for _, w := range p.Workers() {
+		if w.State == s {
+			n++
+		}
+	}
+	return n
+}
+
+func waitFor(t testing.TB, ok func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

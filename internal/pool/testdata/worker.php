@@ -1,0 +1,55 @@
+<?php
+// A deliberately tiny, SDK-free worker used by the pool tests: it speaks the
+// frame protocol by hand so pool behaviour is tested independently of php/worker.
+// Jobs: "echo:<x>" answers x; "crash" exits; "sleep:<ms>" sleeps then answers;
+// "error" answers an ERROR frame; "leak:<kib>" keeps memory; "pid" answers getmypid().
+declare(strict_types=1);
+
+function frame(int $flags, array $opts, string $payload): string {
+    $h = chr(0x10 | (3 + count($opts))) . chr($flags) . pack('V', strlen($payload));
+    $h .= pack('V', crc32($h)) . "\0\0";
+    foreach ($opts as $o) { $h .= pack('V', $o); }
+    return $h . $payload;
+}
+
+$relay = getenv('FERRY_RELAY') ?: 'pipes';
+if ($relay === 'pipes') { $in = STDIN; $out = STDOUT; }
+else { $in = $out = stream_socket_client($relay, $e, $s, 5); }
+if (getenv('STRAY_ECHO')) { echo "Hello before handshake\n"; }
+$buf = '';
+$leak = [];
+$read = function (int $n) use ($in, &$buf): ?string {
+    while (strlen($buf) < $n) {
+        $c = fread($in, 65536);
+        if ($c === false || $c === '') { return null; }
+        $buf .= $c;
+    }
+    $r = substr($buf, 0, $n); $buf = substr($buf, $n); return $r;
+};
+while (true) {
+    $h = $read(12);
+    if ($h === null) { exit(0); }
+    $nopt = (ord($h[0]) & 0x0f) - 3;
+    $flags = ord($h[1]);
+    $len = unpack('V', substr($h, 2, 4))[1];
+    $opts = $nopt ? array_values(unpack('V*', $read(4 * $nopt))) : [];
+    $payload = $len ? $read($len) : '';
+    if ($flags & 0x01) {
+        $msg = json_decode($payload, true);
+        if (isset($msg['stop'])) { exit(0); }
+        fwrite($out, frame(0x09, [], json_encode(['pid' => getmypid()])));
+        continue;
+    }
+    [$ctxLen, $id] = $opts;
+    $body = substr($payload, $ctxLen);
+    [$cmd, $arg] = explode(':', $body . ':', 3);
+    switch ($cmd) {
+        case 'crash': exit(3);
+        case 'sleep': usleep((int)$arg * 1000); $ans = "slept $arg"; break;
+        case 'error': fwrite($out, frame(0x40, [0, $id], 'it failed')); continue 2;
+        case 'leak': $leak[] = str_repeat('x', (int)$arg * 1024); $ans = 'leaked'; break;
+        case 'pid': $ans = (string)getmypid(); break;
+        default: $ans = $arg;
+    }
+    fwrite($out, frame(0x04, [3, $id], 'ctx' . $ans));
+}

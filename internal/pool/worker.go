@@ -1,0 +1,286 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ferry-php/ferry/internal/frame"
+	"github.com/ferry-php/ferry/internal/relay"
+)
+
+// Result is a worker's answer: the context part (options[0] bytes) and the body.
+type Result struct {
+	Context []byte
+	Body    []byte
+}
+
+type result struct {
+	res Result
+	err error
+}
+
+// job is one unit of work held by a worker until its answer comes back.
+type job struct {
+	ch       chan result
+	timer    *time.Timer
+	timedOut atomic.Bool
+}
+
+var jobs = sync.Pool{New: func() any { return &job{ch: make(chan result, 1)} }}
+
+// Worker is one PHP process. Scheduling fields (state, load, dispatched, lastUsed)
+// belong to the pool's lock; the job table and write buffer to w.mu.
+type Worker struct {
+	pool    *Pool
+	gen     int
+	cmd     *exec.Cmd
+	conn    *relay.Conn
+	pid     int
+	created time.Time
+	out     *lineLog
+	exited  chan struct{}
+
+	state      State
+	load       int
+	dispatched int
+	done       atomic.Uint64
+	lastUsed   time.Time
+
+	mu       sync.Mutex
+	inflight map[uint32]*job
+	nextID   uint32
+	pending  []byte
+	spare    []byte
+	writing  bool
+	dead     bool
+}
+
+func (p *Pool) newWorker(gen int) *Worker {
+	w := &Worker{pool: p, gen: gen, created: time.Now(), exited: make(chan struct{}), inflight: map[uint32]*job{}}
+	w.out = &lineLog{log: p.log}
+	cmd := exec.Command(p.opt.Command[0], p.opt.Command[1:]...)
+	cmd.Dir = p.opt.Dir
+	cmd.Env = append(os.Environ(), p.opt.Env...)
+	cmd.Stderr = w.out
+	cmd.WaitDelay = time.Second
+	// Own process group: a Ctrl-C in the terminal reaches the server, which then
+	// stops workers gracefully, instead of killing them under in-flight jobs.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	w.cmd = cmd
+	return w
+}
+
+// boot starts the process and waits for the handshake.
+func (w *Worker) boot() error {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ctx, stop := context.WithTimeout(ctx, w.pool.opt.AllocateTimeout)
+	defer stop()
+	conn, err := w.pool.relay.Start(ctx, w.cmd, func() {
+		w.pid = w.cmd.Process.Pid
+		w.out.setPID(w.pid)
+		go func() {
+			w.cmd.Wait()
+			close(w.exited)
+			cancel(errors.New("the worker exited (" + w.exitStatus() + ")"))
+		}()
+	})
+	if err != nil {
+		if w.cmd.Process != nil {
+			w.cmd.Process.Kill()
+			select {
+			case <-w.exited:
+			case <-time.After(2 * time.Second):
+			}
+		}
+		return w.bootError(err)
+	}
+	w.conn = conn
+	return nil
+}
+
+// bootError quotes what PHP printed, since that, not the transport symptom, is
+// what the user needs to see.
+func (w *Worker) bootError(err error) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "worker %q failed to start: %v", strings.Join(w.pool.opt.Command, " "), err)
+	if st := w.exitStatus(); st != "" {
+		b.WriteString(" [" + st + "]")
+	}
+	if tail := w.out.tail(); tail != "" {
+		b.WriteString("\nPHP said:\n" + tail)
+	}
+	return errors.New(b.String())
+}
+
+func (w *Worker) exitStatus() string {
+	if w.cmd.ProcessState == nil {
+		return ""
+	}
+	return w.cmd.ProcessState.String()
+}
+
+// submit queues a job frame and writes everything pending in one write unless
+// another goroutine is already writing; that writer picks the frame up, so frames
+// queued together leave together.
+func (w *Worker) submit(j *job, ctx, body []byte) error {
+	w.mu.Lock()
+	if w.dead {
+		w.mu.Unlock()
+		return ErrCrashed
+	}
+	w.nextID++
+	id := w.nextID
+	w.inflight[id] = j
+	w.pending = frame.Append(w.pending, frame.CodecRaw, 0, []uint32{uint32(len(ctx)), id}, ctx, body)
+	if ttl := w.pool.opt.ExecTTL; ttl > 0 {
+		j.timer = time.AfterFunc(ttl, func() { w.expire(id) })
+	}
+	w.flushLocked()
+	return nil
+}
+
+// flushLocked is entered with w.mu held and returns with it released.
+func (w *Worker) flushLocked() {
+	if w.writing {
+		w.mu.Unlock()
+		return
+	}
+	w.writing = true
+	for len(w.pending) > 0 {
+		buf := w.pending
+		w.pending = w.spare[:0]
+		w.mu.Unlock()
+		err := w.conn.Write(buf)
+		w.mu.Lock()
+		if cap(buf) <= 1<<20 {
+			w.spare = buf[:0]
+		}
+		if err != nil {
+			w.pending = w.pending[:0]
+			w.writing = false
+			w.mu.Unlock()
+			w.kill() // the reader sees EOF and fails the jobs
+			return
+		}
+	}
+	w.writing = false
+	w.mu.Unlock()
+}
+
+// expire kills a worker whose job outlived exec_ttl: PHP cannot be interrupted
+// mid-statement from outside, so the process is the unit of cancellation.
+func (w *Worker) expire(id uint32) {
+	w.mu.Lock()
+	j := w.inflight[id]
+	w.mu.Unlock()
+	if j == nil {
+		return
+	}
+	j.timedOut.Store(true)
+	w.pool.log.Warn("job exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", w.pool.opt.ExecTTL)
+	w.kill()
+}
+
+func (w *Worker) kill() {
+	if w.cmd.Process != nil {
+		w.cmd.Process.Kill()
+	}
+}
+
+// readLoop owns the worker's end: it delivers answers and, when the stream ends,
+// fails exactly the jobs the worker still held.
+func (w *Worker) readLoop() {
+	var cause error
+	for {
+		f, err := w.conn.Read()
+		if err != nil {
+			cause = err
+			break
+		}
+		if f.Flags&frame.Control != 0 {
+			continue
+		}
+		if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
+			cause = fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
+			break
+		}
+		w.mu.Lock()
+		j := w.inflight[f.Options[1]]
+		delete(w.inflight, f.Options[1])
+		w.mu.Unlock()
+		if j == nil {
+			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
+			continue
+		}
+		if j.timer != nil {
+			j.timer.Stop()
+		}
+		if f.Flags&frame.Error != 0 {
+			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
+		} else {
+			n := f.Options[0]
+			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}}
+		}
+	}
+	w.mu.Lock()
+	w.dead = true
+	held := w.inflight
+	w.inflight = nil
+	w.mu.Unlock()
+	w.pool.lost(w)
+	w.kill()
+	for _, j := range held {
+		if j.timer != nil {
+			j.timer.Stop()
+		}
+		if j.timedOut.Load() {
+			j.ch <- result{err: ErrExecTimeout}
+		} else {
+			j.ch <- result{err: ErrCrashed}
+		}
+	}
+	<-w.exited
+	w.conn.Close()
+	w.pool.gone(w, cause, len(held))
+}
+
+// stop asks the worker to exit after it has no jobs; SIGKILL after destroy_timeout.
+func (w *Worker) stop() {
+	w.mu.Lock()
+	if !w.dead {
+		w.pending = frame.Append(w.pending, frame.Control|frame.JSON, 0, nil, []byte(`{"stop":true}`))
+		w.flushLocked()
+	} else {
+		w.mu.Unlock()
+	}
+	select {
+	case <-w.exited:
+	case <-time.After(w.pool.opt.DestroyTimeout):
+		w.pool.log.Warn("worker ignored stop, killing", "pid", w.pid, "destroy_timeout", w.pool.opt.DestroyTimeout)
+		w.kill()
+	}
+}
+
+// rss reads the resident set size from /proc; 0 when unknown.
+func (w *Worker) rss() uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(w.pid) + "/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
