@@ -2,4 +2,4 @@ module github.com/ferry-php/ferry
 
 go 1.26.8
 
-require gopkg.in/yaml.v3 v3.0.1 // indirect
+require gopkg.in/yaml.v3 v3.0.1

@@ -3,10 +3,10 @@ package frame
 import (
 	"bytes"
 	"encoding/hex"
-	"hash/crc32"
 	"encoding/json"
 	"errors"
 	"flag"
+	"hash/crc32"
 	"io"
 	"os"
 	"reflect"

@@ -165,4 +165,3 @@ func (p *Pool) Workers() []Info {
 
 // Size is the configured number of workers per generation.
 func (p *Pool) Size() int { return p.opt.NumWorkers }
-

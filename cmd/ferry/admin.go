@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ferry-php/ferry/internal/pool"
+)
+
+// The admin API is HTTP on a unix socket with mode 0600: only the user running
+// ferry (or root) can reload it or list its workers.
+func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if c, err := net.Dial("unix", path); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("admin socket %s is in use: is another ferry running here?", path)
+	}
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("admin socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /workers", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(p.Workers())
+	})
+	mux.HandleFunc("POST /reload", func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		if err := p.Reload(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "reloaded %d workers in %s\n", p.Size(), time.Since(start).Round(time.Millisecond))
+	})
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		ready := 0
+		for _, i := range p.Workers() {
+			if i.State == "ready" || i.State == "working" {
+				ready++
+			}
+		}
+		if ready == 0 {
+			http.Error(w, "no ready worker", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, "ok: %d workers ready\n", ready)
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { writeMetrics(w, p.Workers()) })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		srv.Serve(ln)
+		os.Remove(path)
+	}()
+	return srv, nil
+}
+
+func writeMetrics(w io.Writer, ws []pool.Info) {
+	states := map[string]int{}
+	var jobs, rss uint64
+	for _, i := range ws {
+		states[i.State]++
+		jobs += i.Jobs
+		rss += i.RSS
+	}
+	fmt.Fprintln(w, "# TYPE ferry_workers gauge")
+	for _, s := range []string{"starting", "ready", "working", "retiring", "stopping"} {
+		fmt.Fprintf(w, "ferry_workers{state=%q} %d\n", s, states[s])
+	}
+	fmt.Fprintln(w, "# TYPE ferry_worker_jobs gauge")
+	fmt.Fprintf(w, "ferry_worker_jobs %d\n", jobs)
+	fmt.Fprintln(w, "# TYPE ferry_worker_rss_bytes gauge")
+	fmt.Fprintf(w, "ferry_worker_rss_bytes %d\n", rss)
+}
+
+func adminClient(args []string, name string) (*http.Client, error) {
+	cfg, err := loadConfig(name, args)
+	if err != nil {
+		return nil, err
+	}
+	path := cfg.Admin.Socket
+	if path == "" {
+		return nil, fmt.Errorf("admin.socket is disabled in the config")
+	}
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "unix", path)
+			if err != nil {
+				return nil, fmt.Errorf("cannot reach ferry at %s (is `ferry serve` running from this directory?): %w", path, err)
+			}
+			return c, nil
+		},
+	}}, nil
+}
+
+func reload(args []string) error {
+	c, err := adminClient(args, "reload")
+	if err != nil {
+		return err
+	}
+	resp, err := c.Post("http://ferry/reload", "text/plain", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("reload failed: %s", strings.TrimSpace(string(body)))
+	}
+	fmt.Print(string(body))
+	return nil
+}
+
+func workers(args []string) error {
+	c, err := adminClient(args, "workers")
+	if err != nil {
+		return err
+	}
+	resp, err := c.Get("http://ferry/workers")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var ws []pool.Info
+	if err := json.NewDecoder(resp.Body).Decode(&ws); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PID\tSTATE\tJOBS\tIN FLIGHT\tRSS\tUPTIME")
+	for _, w := range ws {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.1f MiB\t%s\n", w.PID, w.State, w.Jobs, w.InFlight,
+			float64(w.RSS)/(1<<20), time.Since(w.Started).Round(time.Second))
+	}
+	return tw.Flush()
+}

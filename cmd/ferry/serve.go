@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/ferry-php/ferry/internal/config"
+	"github.com/ferry-php/ferry/internal/gateway"
+	"github.com/ferry-php/ferry/internal/pool"
+)
+
+func loadConfig(name string, args []string) (*config.Config, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	path := fs.String("c", "", "config file (default: ./ferry.yaml when present)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if *path == "" {
+		if _, err := os.Stat("ferry.yaml"); err != nil {
+			return config.Default(), nil
+		}
+		*path = "ferry.yaml"
+	}
+	return config.Load(*path)
+}
+
+func newLogger(c config.LogConfig) (*slog.Logger, error) {
+	var out io.Writer = os.Stderr
+	switch c.Output {
+	case "", "stderr":
+	case "stdout":
+		out = os.Stdout
+	default:
+		f, err := os.OpenFile(c.Output, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		out = f
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.Level)); err != nil {
+		return nil, err
+	}
+	o := &slog.HandlerOptions{Level: lvl}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(out, o)), nil
+	}
+	return slog.New(slog.NewTextHandler(out, o)), nil
+}
+
+// poolOptions maps the config onto the pool, adding what the PHP SDK reads
+// from its environment.
+func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
+	p := c.Pool
+	argv := c.WorkerArgv()
+	if config.IsPHPBinary(argv[0]) {
+		// PHP errors must reach the log (stderr), never the protocol stream.
+		argv = append([]string{argv[0], "-d", "display_errors=stderr"}, argv[1:]...)
+	}
+	env := make([]string, 0, len(p.Env)+3)
+	keys := make([]string, 0, len(p.Env))
+	for k := range p.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+p.Env[k])
+	}
+	depth := p.Pipeline
+	if p.Fibers {
+		env = append(env, "FERRY_FIBERS=1", "FERRY_MAX_CONCURRENCY="+strconv.Itoa(p.MaxConcurrency))
+		depth = p.MaxConcurrency
+	}
+	if c.Server.Debug {
+		env = append(env, "FERRY_DEBUG=1")
+	}
+	return pool.Options{
+		Command: argv, Dir: p.Dir, Env: env, Relay: p.Relay,
+		NumWorkers: p.NumWorkers, MaxJobs: p.MaxJobs, TTL: p.TTL, IdleTTL: p.IdleTTL,
+		MaxMemory: uint64(p.MaxMemory), ExecTTL: p.ExecTTL, AllocateTimeout: p.AllocateTimeout,
+		DestroyTimeout: p.DestroyTimeout, QueueSize: p.QueueSize, Pipeline: depth,
+		MaxFrame: uint32(p.MaxFrameSize), BackoffMin: p.RespawnBackoff.Min, BackoffMax: p.RespawnBackoff.Max,
+		Logger: log,
+	}
+}
+
+func serve(args []string) error {
+	cfg, err := loadConfig("serve", args)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.Log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Server.Address)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	p, err := pool.New(poolOptions(cfg, log))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s := cfg.Server
+	var static *gateway.Static
+	if s.Static.Dir != "" {
+		static = &gateway.Static{Dir: s.Static.Dir, Prefix: s.Static.Prefix, Forbid: s.Static.Forbid, CacheControl: s.Static.CacheControl}
+	}
+	h := gateway.New(p, gateway.Options{MaxBodySize: int64(s.MaxBodySize), Debug: s.Debug, AccessLog: s.AccessLog, Static: static, Logger: log})
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: s.ReadHeaderTimeout,
+		ReadTimeout:       s.ReadTimeout,
+		WriteTimeout:      s.WriteTimeout,
+		IdleTimeout:       s.IdleTimeout,
+		MaxHeaderBytes:    int(s.MaxHeaderSize),
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge
+
+	admin, err := startAdmin(cfg.Admin.Socket, p, log)
+	if err != nil {
+		p.Shutdown(context.Background())
+		ln.Close()
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("ferry serving", "url", "http://"+ln.Addr().String(), "workers", p.Size(),
+		"relay", cfg.Pool.Relay, "pipeline", poolOptions(cfg, log).Pipeline, "startup", time.Since(start).Round(time.Millisecond),
+		"admin", cfg.Admin.Socket, "version", version)
+	fmt.Fprintf(os.Stderr, "Ferry is serving on http://%s (Ctrl-C to stop)\n", ln.Addr())
+
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	for {
+		select {
+		case err := <-errc:
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			p.Shutdown(context.Background())
+			return err
+		case s := <-sig:
+			if s == syscall.SIGHUP {
+				go func() {
+					if err := p.Reload(context.Background()); err != nil {
+						log.Error("reload failed", "error", err)
+					}
+				}()
+				continue
+			}
+			log.Info("shutting down: draining in-flight requests", "signal", s.String())
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.Server.WriteTimeout+cfg.Pool.DestroyTimeout)
+			err := srv.Shutdown(ctx)
+			if admin != nil {
+				admin.Close()
+			}
+			if perr := p.Shutdown(ctx); err == nil {
+				err = perr
+			}
+			cancel()
+			log.Info("stopped")
+			return err
+		}
+	}
+}

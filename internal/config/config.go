@@ -1,0 +1,231 @@
+// Package config loads, checks and documents ferry.yaml, the Ferry server's
+// configuration file. The reference for every key is docs/config.md.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MaxFileSize bounds what Load reads: a config file is a few KiB, so anything
+// larger is a wrong path (a log, a binary) and must not be slurped into memory.
+const MaxFileSize = 1 << 20
+
+// Relay kinds accepted by pool.relay.
+const (
+	RelayPipes = "pipes"
+	RelayUnix  = "unix"
+	RelayTCP   = "tcp"
+)
+
+// Config is the whole ferry.yaml. Build one with Default, Parse or Load;
+// a hand-built or modified Config should be checked with Validate.
+type Config struct {
+	Server ServerConfig `yaml:"server"`
+	Pool   PoolConfig   `yaml:"pool"`
+	Admin  AdminConfig  `yaml:"admin"`
+	Log    LogConfig    `yaml:"log"`
+
+	// source and lines let Validate point at the file line that set a key.
+	source string
+	lines  map[string]int
+}
+
+// ServerConfig is the HTTP front end.
+type ServerConfig struct {
+	Address           string        `yaml:"address"`
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration `yaml:"read_timeout"`
+	WriteTimeout      time.Duration `yaml:"write_timeout"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	MaxBodySize       Size          `yaml:"max_body_size"`
+	MaxHeaderSize     Size          `yaml:"max_header_size"`
+	Debug             bool          `yaml:"debug"`
+	AccessLog         bool          `yaml:"access_log"`
+	Static            StaticConfig  `yaml:"static"`
+}
+
+// StaticConfig serves files from disk before requests reach PHP.
+type StaticConfig struct {
+	Dir          string   `yaml:"dir"`
+	Prefix       string   `yaml:"prefix"`
+	Forbid       []string `yaml:"forbid"`
+	CacheControl string   `yaml:"cache_control"`
+}
+
+// PoolConfig describes the PHP worker processes.
+type PoolConfig struct {
+	// Command is split on whitespace when given as one string.
+	Command         []string          `yaml:"command,split"`
+	Dir             string            `yaml:"dir"`
+	Env             map[string]string `yaml:"env"`
+	Relay           string            `yaml:"relay"`
+	NumWorkers      int               `yaml:"num_workers"`
+	MaxJobs         int               `yaml:"max_jobs"`
+	TTL             time.Duration     `yaml:"ttl"`
+	IdleTTL         time.Duration     `yaml:"idle_ttl"`
+	MaxMemory       Size              `yaml:"max_memory"`
+	ExecTTL         time.Duration     `yaml:"exec_ttl"`
+	AllocateTimeout time.Duration     `yaml:"allocate_timeout"`
+	DestroyTimeout  time.Duration     `yaml:"destroy_timeout"`
+	QueueSize       int               `yaml:"queue_size"`
+	Pipeline        int               `yaml:"pipeline"`
+	Fibers          bool              `yaml:"fibers"`
+	MaxConcurrency  int               `yaml:"max_concurrency"`
+	MaxFrameSize    Size              `yaml:"max_frame_size"`
+	PHP             PHPConfig         `yaml:"php"`
+	RespawnBackoff  BackoffConfig     `yaml:"respawn_backoff"`
+}
+
+// PHPConfig becomes -d flags on the php command line; see Config.PHPArgs.
+type PHPConfig struct {
+	Opcache bool              `yaml:"opcache"`
+	Preload string            `yaml:"preload"`
+	JIT     string            `yaml:"jit"`
+	Ini     map[string]string `yaml:"ini"`
+}
+
+// BackoffConfig bounds the delay before restarting a worker that died; the
+// delay doubles per consecutive failure so a broken script cannot spin a core.
+type BackoffConfig struct {
+	Min time.Duration `yaml:"min"`
+	Max time.Duration `yaml:"max"`
+}
+
+// AdminConfig is the local control socket.
+type AdminConfig struct {
+	Socket string `yaml:"socket"`
+}
+
+// LogConfig is the server's own log.
+type LogConfig struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+	Output string `yaml:"output"`
+}
+
+// Default returns the configuration used when a key is absent. It runs the
+// bundled hello-world app from the repository root.
+func Default() *Config {
+	return &Config{
+		Server: ServerConfig{
+			Address:           "127.0.0.1:8080",
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       60 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       120 * time.Second,
+			MaxBodySize:       8 * MiB,
+			MaxHeaderSize:     64 * KiB,
+			Static: StaticConfig{
+				Prefix: "/",
+				Forbid: []string{".php", ".htaccess"},
+			},
+		},
+		Pool: PoolConfig{
+			Command:         []string{"php", "examples/hello/worker.php"},
+			Env:             map[string]string{},
+			Relay:           RelayPipes,
+			ExecTTL:         60 * time.Second,
+			AllocateTimeout: 60 * time.Second,
+			DestroyTimeout:  5 * time.Second,
+			QueueSize:       1024,
+			Pipeline:        16,
+			MaxConcurrency:  64,
+			MaxFrameSize:    64 * MiB,
+			PHP: PHPConfig{
+				Opcache: true,
+				Ini:     map[string]string{},
+			},
+			RespawnBackoff: BackoffConfig{Min: 100 * time.Millisecond, Max: 5 * time.Second},
+		},
+		Admin: AdminConfig{Socket: "ferry.sock"},
+		Log:   LogConfig{Level: "info", Format: "text", Output: "stderr"},
+	}
+}
+
+// Load reads a YAML file and returns the checked configuration. Error
+// messages start with path:line so they can be pasted into an editor.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("config: %s: file is larger than %d bytes; is this really a config file?", path, MaxFileSize)
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes YAML over Default(), expands environment variables, and
+// validates. source names the input in error messages (usually the file path).
+// An empty document gives the defaults.
+func Parse(data []byte, source string) (cfg *Config, err error) {
+	root, err := parseYAML(data, source)
+	if err != nil {
+		return nil, err
+	}
+	cfg = Default()
+	cfg.source = source
+	cfg.lines = map[string]int{}
+	var errs Errors
+	if root != nil {
+		d := decoder{source: source, lines: cfg.lines, lookup: os.LookupEnv}
+		d.decodeRoot(root, cfg)
+		errs = d.errs
+	}
+	// Validate even after decode errors so one run reports every problem;
+	// a key that failed to decode kept its default, which is valid, so it
+	// is not reported twice.
+	if verr, ok := cfg.Validate().(Errors); ok && !errs.full() {
+		for _, e := range verr {
+			errs.add(e)
+		}
+	}
+	if len(errs) > 0 {
+		errs.sortByLine()
+		return nil, errs
+	}
+	return cfg, nil
+}
+
+// parseYAML returns the top-level node of the single document in data, or nil
+// when data holds no document.
+func parseYAML(data []byte, source string) (root *yaml.Node, err error) {
+	// yaml.v3 is third-party code fed with user input; a panic in it must
+	// become an error, not bring the server down at start-up.
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, Errors{{Source: source, Msg: fmt.Sprintf("invalid YAML: %v", r)}}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, yamlError(source, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, yamlError(source, err)
+		}
+		return nil, Errors{{Source: source, Line: extra.Line, Msg: "only one YAML document is allowed (found a second '---')"}}
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}

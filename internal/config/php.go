@@ -1,0 +1,79 @@
+package config
+
+import (
+	"path/filepath"
+	"regexp"
+	"sort"
+)
+
+// jitBufferSize is what PHPArgs gives opcache.jit_buffer_size when JIT is on:
+// PHP's default is 0, which silently leaves the JIT disabled.
+const jitBufferSize = "64M"
+
+// PHPArgs returns the "-d" flags derived from pool.php, as separate argv
+// words ("-d", "name=value", ...): opcache.enable_cli, opcache.preload,
+// opcache.jit and opcache.jit_buffer_size, then pool.php.ini in sorted key
+// order. A directive also present in pool.php.ini is left to the ini entry,
+// so users can override any derived value. The pool puts these right after
+// the binary when the command's first word is a PHP binary (see WorkerArgv).
+func (c *Config) PHPArgs() []string {
+	p := c.Pool.PHP
+	var args []string
+	add := func(name, value string) {
+		if _, overridden := p.Ini[name]; !overridden {
+			args = append(args, "-d", name+"="+value)
+		}
+	}
+	if p.Opcache {
+		add("opcache.enable_cli", "1")
+	} else {
+		// Explicit, so a php.ini that enables it does not win.
+		add("opcache.enable_cli", "0")
+	}
+	if p.Preload != "" {
+		add("opcache.preload", p.Preload)
+	}
+	if p.JIT != "" {
+		add("opcache.jit", p.JIT)
+		if jitEnabled(p.JIT) {
+			add("opcache.jit_buffer_size", jitBufferSize)
+		}
+	}
+	for _, name := range sortedKeys(p.Ini) {
+		args = append(args, "-d", name+"="+p.Ini[name])
+	}
+	return args
+}
+
+var phpBinary = regexp.MustCompile(`^php[0-9.]*$`)
+
+// IsPHPBinary reports whether a command's first word names the PHP CLI
+// ("php", "/usr/bin/php8.2"), i.e. whether PHPArgs apply to it.
+func IsPHPBinary(word string) bool {
+	return phpBinary.MatchString(filepath.Base(word))
+}
+
+// WorkerArgv is pool.command with PHPArgs inserted after the binary when the
+// binary is PHP; any other command (a wrapper script, "env", ...) is returned
+// unchanged, because its argument syntax is unknown.
+func (c *Config) WorkerArgv() []string {
+	cmd := c.Pool.Command
+	if len(cmd) == 0 || !IsPHPBinary(cmd[0]) {
+		return append([]string(nil), cmd...)
+	}
+	out := append([]string{cmd[0]}, c.PHPArgs()...)
+	return append(out, cmd[1:]...)
+}
+
+func jitEnabled(mode string) bool {
+	return mode != "" && mode != "off" && mode != "disable" && mode != "0" && mode != "0000"
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

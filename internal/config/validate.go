@@ -1,0 +1,267 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits that keep a typo from turning into a huge allocation or a fork bomb.
+const (
+	maxWorkers        = 4096
+	maxPipeline       = 1024
+	maxConcurrency    = 100_000
+	maxQueueSize      = 1 << 20
+	maxFrameSizeLimit = Size(1<<32 - 1) // Goridge v3 payload length is a uint32
+	minFrameSize      = 1 * KiB
+	// sun_path is 108 bytes on Linux including the terminating NUL.
+	maxSocketPath = 107
+)
+
+var (
+	logLevels  = []string{"debug", "info", "warn", "error"}
+	logFormats = []string{"text", "json"}
+	relays     = []string{RelayPipes, RelayUnix, RelayTCP}
+	jitModes   = []string{"off", "disable", "on", "tracing", "function"}
+	jitCRTO    = regexp.MustCompile(`^[0-9]{4}$`)
+)
+
+type checker struct {
+	c    *Config
+	errs Errors
+}
+
+// at reports a problem at the first of paths that the file set, so an
+// error caused by two keys points at the one the user wrote. With none set,
+// it falls back to the nearest section the file mentions.
+func (k *checker) at(paths []string, format string, args ...any) {
+	line := 0
+	for _, p := range paths {
+		if l, ok := k.c.lines[p]; ok {
+			line = l
+			break
+		}
+	}
+	if line == 0 {
+		for p := paths[0]; p != "" && line == 0; {
+			i := strings.LastIndexByte(p, '.')
+			if i < 0 {
+				break
+			}
+			p = p[:i]
+			line = k.c.lines[p]
+		}
+	}
+	k.errs.add(&Error{Source: k.c.source, Line: line, Path: paths[0], Msg: fmt.Sprintf(format, args...)})
+}
+
+func (k *checker) err(path, format string, args ...any) { k.at([]string{path}, format, args...) }
+
+func (k *checker) nonNegDur(path string, d time.Duration) {
+	if d < 0 {
+		k.err(path, "must be >= 0, got %s", d)
+	}
+}
+
+func (k *checker) posDur(path string, d time.Duration) {
+	if d <= 0 {
+		k.err(path, "must be > 0, got %s", d)
+	}
+}
+
+func (k *checker) oneOf(path, v string, set []string) {
+	if !slices.Contains(set, v) {
+		k.err(path, "must be one of %s, got %q", strings.Join(set, ", "), v)
+	}
+}
+
+func (k *checker) intRange(path string, v, lo, hi int) {
+	if v < lo {
+		k.err(path, "must be >= %d, got %d", lo, v)
+	} else if v > hi {
+		k.err(path, "must be <= %d, got %d", hi, v)
+	}
+}
+
+// dir checks that a configured directory exists now, so a typo fails at
+// start-up instead of on the first request.
+func (k *checker) dir(path, dir string) {
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		k.err(path, "directory %q: %v", dir, unwrapPathErr(err))
+	case !st.IsDir():
+		k.err(path, "%q is not a directory", dir)
+	}
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// Validate checks every value and cross-key constraint and returns all
+// problems found (as Errors), each located by key path and, for a config
+// that came from a file, by line. It checks that static.dir and pool.dir
+// exist, so results depend on the current directory for relative paths.
+func (c *Config) Validate() error {
+	k := &checker{c: c}
+	k.server(&c.Server)
+	k.pool(&c.Pool, &c.Server)
+	k.admin(&c.Admin)
+	k.log(&c.Log)
+	if len(k.errs) == 0 {
+		return nil
+	}
+	k.errs.sortByLine()
+	return k.errs
+}
+
+func (k *checker) server(s *ServerConfig) {
+	k.address("server.address", s.Address)
+	k.nonNegDur("server.read_header_timeout", s.ReadHeaderTimeout)
+	k.nonNegDur("server.read_timeout", s.ReadTimeout)
+	k.nonNegDur("server.write_timeout", s.WriteTimeout)
+	k.nonNegDur("server.idle_timeout", s.IdleTimeout)
+	if s.MaxBodySize <= 0 {
+		k.err("server.max_body_size", "must be > 0, got %s", s.MaxBodySize)
+	}
+	if s.MaxHeaderSize < KiB {
+		k.err("server.max_header_size", "must be >= 1KiB, got %s", s.MaxHeaderSize)
+	}
+	st := &s.Static
+	if st.Dir != "" {
+		k.dir("server.static.dir", st.Dir)
+	}
+	if !strings.HasPrefix(st.Prefix, "/") {
+		k.err("server.static.prefix", "must start with \"/\", got %q", st.Prefix)
+	}
+	for i, f := range st.Forbid {
+		if f == "" {
+			k.err(fmt.Sprintf("server.static.forbid[%d]", i), "must not be empty")
+		}
+	}
+	if strings.ContainsAny(st.CacheControl, "\r\n") {
+		k.err("server.static.cache_control", "must not contain line breaks")
+	}
+}
+
+func (k *checker) address(path, addr string) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		k.err(path, "must be host:port (e.g. \"127.0.0.1:8080\" or \":8080\"), got %q", addr)
+		return
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		k.err(path, "port must be a number from 0 to 65535, got %q", port)
+	}
+	if strings.ContainsAny(host, " /") {
+		k.err(path, "invalid host %q", host)
+	}
+}
+
+func (k *checker) pool(p *PoolConfig, s *ServerConfig) {
+	if len(p.Command) == 0 {
+		k.err("pool.command", "must not be empty (e.g. [\"php\", \"worker.php\"])")
+	}
+	for i, w := range p.Command {
+		if w == "" {
+			k.err(fmt.Sprintf("pool.command[%d]", i), "must not be empty")
+		}
+	}
+	if p.Dir != "" {
+		k.dir("pool.dir", p.Dir)
+	}
+	for _, name := range sortedKeys(p.Env) {
+		if !validEnvName(name) {
+			k.err("pool.env."+name, "invalid environment variable name %q (letters, digits and _, not starting with a digit)", name)
+		}
+		if strings.ContainsRune(p.Env[name], 0) {
+			k.err("pool.env."+name, "value must not contain a NUL byte")
+		}
+	}
+	k.oneOf("pool.relay", p.Relay, relays)
+	k.intRange("pool.num_workers", p.NumWorkers, 0, maxWorkers)
+	if p.MaxJobs < 0 {
+		k.err("pool.max_jobs", "must be >= 0, got %d", p.MaxJobs)
+	}
+	k.nonNegDur("pool.ttl", p.TTL)
+	k.nonNegDur("pool.idle_ttl", p.IdleTTL)
+	if p.MaxMemory < 0 {
+		k.err("pool.max_memory", "must be >= 0, got %s", p.MaxMemory)
+	}
+	k.nonNegDur("pool.exec_ttl", p.ExecTTL)
+	k.posDur("pool.allocate_timeout", p.AllocateTimeout)
+	k.posDur("pool.destroy_timeout", p.DestroyTimeout)
+	k.intRange("pool.queue_size", p.QueueSize, 1, maxQueueSize)
+	k.intRange("pool.pipeline", p.Pipeline, 1, maxPipeline)
+	k.intRange("pool.max_concurrency", p.MaxConcurrency, 1, maxConcurrency)
+	switch {
+	case p.MaxFrameSize < minFrameSize:
+		k.err("pool.max_frame_size", "must be >= 1KiB, got %s", p.MaxFrameSize)
+	case p.MaxFrameSize > maxFrameSizeLimit:
+		k.err("pool.max_frame_size", "must be < 4GiB (frame lengths are 32-bit), got %s", p.MaxFrameSize)
+	case s.MaxBodySize > p.MaxFrameSize:
+		k.at([]string{"server.max_body_size", "pool.max_frame_size"},
+			"%s is larger than pool.max_frame_size (%s): such a body could never reach PHP", s.MaxBodySize, p.MaxFrameSize)
+	}
+	k.php(&p.PHP)
+	b := p.RespawnBackoff
+	k.posDur("pool.respawn_backoff.min", b.Min)
+	if b.Max < b.Min {
+		k.at([]string{"pool.respawn_backoff.max", "pool.respawn_backoff.min"},
+			"must be >= pool.respawn_backoff.min (%s), got %s", b.Min, b.Max)
+	}
+}
+
+func (k *checker) php(p *PHPConfig) {
+	if p.Preload != "" && !p.Opcache {
+		k.err("pool.php.preload", "needs pool.php.opcache: true")
+	}
+	if p.JIT != "" {
+		if !slices.Contains(jitModes, p.JIT) && !jitCRTO.MatchString(p.JIT) {
+			k.err("pool.php.jit", "must be one of %s or a 4-digit CRTO number like 1255, got %q", strings.Join(jitModes, ", "), p.JIT)
+		} else if !p.Opcache && jitEnabled(p.JIT) {
+			k.err("pool.php.jit", "needs pool.php.opcache: true")
+		}
+	}
+	if p.Preload != "" {
+		// PHP resolves the preload path itself; only reject what it never accepts.
+		if strings.ContainsAny(p.Preload, "\x00\r\n") {
+			k.err("pool.php.preload", "must be a file path on one line")
+		}
+	}
+	for _, name := range sortedKeys(p.Ini) {
+		path := "pool.php.ini." + name
+		if name == "" || strings.ContainsAny(name, "= \t\r\n\x00") {
+			k.err(path, "invalid ini directive name %q", name)
+		}
+		if strings.ContainsAny(p.Ini[name], "\r\n\x00") {
+			k.err(path, "value must be on one line")
+		}
+	}
+}
+
+func (k *checker) admin(a *AdminConfig) {
+	if len(a.Socket) > maxSocketPath {
+		k.err("admin.socket", "path is %d bytes, unix socket paths are limited to %d", len(a.Socket), maxSocketPath)
+	}
+	if strings.ContainsRune(a.Socket, 0) {
+		k.err("admin.socket", "must not contain a NUL byte")
+	}
+}
+
+func (k *checker) log(l *LogConfig) {
+	k.oneOf("log.level", l.Level, logLevels)
+	k.oneOf("log.format", l.Format, logFormats)
+	if l.Output == "" {
+		k.err("log.output", "must be stderr, stdout or a file path")
+	}
+}
