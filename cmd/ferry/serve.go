@@ -90,7 +90,7 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 		Command: argv, Dir: p.Dir, Env: env, Relay: p.Relay,
 		NumWorkers: p.NumWorkers, MaxJobs: p.MaxJobs, TTL: p.TTL, IdleTTL: p.IdleTTL,
 		MaxMemory: uint64(p.MaxMemory), ExecTTL: p.ExecTTL, AllocateTimeout: p.AllocateTimeout,
-		DestroyTimeout: p.DestroyTimeout, QueueSize: p.QueueSize, Pipeline: depth,
+		DestroyTimeout: p.DestroyTimeout, QueueSize: p.QueueSize, Pipeline: depth, Concurrent: p.Fibers,
 		MaxFrame: uint32(p.MaxFrameSize), BackoffMin: p.RespawnBackoff.Min, BackoffMax: p.RespawnBackoff.Max,
 		Logger: log,
 	}

@@ -31,8 +31,9 @@ type Options struct {
 	ExecTTL         time.Duration
 	AllocateTimeout time.Duration
 	DestroyTimeout  time.Duration
-	QueueSize       int // jobs waiting for a free worker; beyond: ErrQueueFull
-	Pipeline        int // jobs in flight per worker
+	QueueSize       int  // jobs waiting for a free worker; beyond: ErrQueueFull
+	Pipeline        int  // jobs in flight per worker
+	Concurrent      bool // workers run their jobs at once (Fiber mode), not in order
 	MaxFrame        uint32
 	BackoffMin      time.Duration
 	BackoffMax      time.Duration

@@ -220,6 +220,23 @@ func TestExecTTLWithOtherJobsPresent(t *testing.T) {
 	}
 }
 
+func TestExecTTLCountsFromJobStartOnSequentialWorkers(t *testing.T) {
+	// Four 300 ms jobs queued on one worker take 1.2 s in all; none exceeds a
+	// 500 ms exec_ttl because each clock starts when the previous job is answered.
+	p := newPool(t, Options{NumWorkers: 1, Pipeline: 4, ExecTTL: 500 * time.Millisecond})
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := run(t, p, "sleep:300"); err != nil {
+				t.Errorf("queued job failed: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 func TestQueueFullAndAllocateTimeout(t *testing.T) {
 	p := newPool(t, Options{NumWorkers: 1, QueueSize: 1, AllocateTimeout: 400 * time.Millisecond})
 	go p.Exec(context.Background(), nil, []byte("sleep:1500"))

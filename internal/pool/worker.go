@@ -57,6 +57,7 @@ type Worker struct {
 
 	mu       sync.Mutex
 	inflight map[uint32]*job
+	order    []uint32 // job ids in submission order, for sequential exec_ttl
 	nextID   uint32
 	pending  []byte
 	spare    []byte
@@ -142,11 +143,39 @@ func (w *Worker) submit(j *job, ctx, body []byte) error {
 	id := w.nextID
 	w.inflight[id] = j
 	w.pending = frame.Append(w.pending, frame.CodecRaw, 0, []uint32{uint32(len(ctx)), id}, ctx, body)
-	if ttl := w.pool.opt.ExecTTL; ttl > 0 {
-		j.timer = time.AfterFunc(ttl, func() { w.expire(id) })
+	if w.pool.opt.ExecTTL > 0 {
+		w.order = append(w.order, id)
+		if w.pool.opt.Concurrent || len(w.order) == 1 {
+			w.arm(id, j)
+		}
 	}
 	w.flushLocked()
 	return nil
+}
+
+// arm starts a job's exec_ttl clock. A sequential worker runs its jobs one after
+// another, so only the oldest job is running and only its clock ticks; the next
+// one starts when it is answered. Concurrent (Fiber) workers run them all at once.
+func (w *Worker) arm(id uint32, j *job) {
+	j.timer = time.AfterFunc(w.pool.opt.ExecTTL, func() { w.expire(id) })
+}
+
+// answeredLocked drops id from the submission order and starts the clock of
+// the job that now runs.
+func (w *Worker) answeredLocked(id uint32) {
+	if w.pool.opt.ExecTTL <= 0 {
+		return
+	}
+	for i, x := range w.order {
+		if x == id {
+			w.order = append(w.order[:i], w.order[i+1:]...)
+			if i == 0 && !w.pool.opt.Concurrent && len(w.order) > 0 {
+				next := w.order[0]
+				w.arm(next, w.inflight[next])
+			}
+			return
+		}
+	}
 }
 
 // flushLocked is entered with w.mu held and returns with it released.
@@ -183,10 +212,9 @@ func (w *Worker) expire(id uint32) {
 	w.mu.Lock()
 	j := w.inflight[id]
 	w.mu.Unlock()
-	if j == nil {
+	if j == nil || j.timedOut.Swap(true) {
 		return
 	}
-	j.timedOut.Store(true)
 	w.pool.log.Warn("job exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", w.pool.opt.ExecTTL)
 	w.kill()
 }
@@ -217,13 +245,16 @@ func (w *Worker) readLoop() {
 		w.mu.Lock()
 		j := w.inflight[f.Options[1]]
 		delete(w.inflight, f.Options[1])
+		if j != nil {
+			if j.timer != nil {
+				j.timer.Stop()
+			}
+			w.answeredLocked(f.Options[1])
+		}
 		w.mu.Unlock()
 		if j == nil {
 			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
 			continue
-		}
-		if j.timer != nil {
-			j.timer.Stop()
 		}
 		if f.Flags&frame.Error != 0 {
 			j.ch <- result{err: &JobError{Message: string(f.Payload)}}

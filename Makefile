@@ -1,0 +1,43 @@
+# Two commands: `make run` (install what is missing, build, start the demo) and
+# `make test` (every Go and PHP test). See README.md.
+GO       ?= go
+BIN      := bin/ferry
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+PHPUNIT  := phpunit --colors=never
+PHP_PKGS := worker msgpack tarantool
+
+.PHONY: all deps build run test test-go test-php fuzz bench clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/ferry
+
+run: deps build
+	scripts/run.sh
+
+test: deps build test-go test-php fuzz
+	@echo "make test: all suites passed"
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+test-php:
+	@set -e; for p in $(PHP_PKGS); do \
+	  if [ -f php/$$p/phpunit.xml.dist ]; then echo "== php/$$p"; $(PHPUNIT) -c php/$$p/phpunit.xml.dist; fi; \
+	done
+
+# A short coverage-guided run of each Go decoder on top of the seed corpus.
+fuzz:
+	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 10s ./internal/frame
+	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 5s ./internal/config
+
+bench: deps build
+	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO))
+
+clean:
+	rm -rf bin bench/results

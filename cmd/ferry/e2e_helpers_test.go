@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var ferryBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ferry-e2e")
+	if err != nil {
+		panic(err)
+	}
+	ferryBin = filepath.Join(dir, "ferry")
+	if out, err := exec.Command("go", "build", "-o", ferryBin, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is a real `ferry serve` process on a free port.
+type server struct {
+	url, admin, cfg string
+	cmd             *exec.Cmd
+	mu              sync.Mutex
+	log             bytes.Buffer
+}
+
+func freePort(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startFerry writes yaml (with %ADDR%, %ADMIN%, %DIR% filled in) and waits for
+// the server to accept requests.
+func startFerry(t testing.TB, yaml string) *server {
+	t.Helper()
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	addr := freePort(t)
+	s := &server{url: "http://" + addr, admin: filepath.Join(dir, "admin.sock"), cfg: filepath.Join(dir, "ferry.yaml")}
+	yaml = strings.NewReplacer("%ADDR%", addr, "%ADMIN%", s.admin, "%DIR%", wd).Replace(yaml)
+	if err := os.WriteFile(s.cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = exec.Command(ferryBin, "serve", "-c", s.cfg)
+	stderr, _ := s.cmd.StderrPipe()
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for sc.Scan() {
+			s.mu.Lock()
+			s.log.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+			if strings.HasPrefix(sc.Text(), "Ferry is serving") {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			s.cmd.Process.Kill()
+			t.Errorf("ferry did not stop within 15s after SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("ferry log:\n%s", s.logText())
+		}
+	})
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("ferry did not start:\n%s", s.logText())
+	}
+	return s
+}
+
+func (s *server) logText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+func get(t testing.TB, url string) (*http.Response, string) {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, readAll(t, resp)
+}
+
+func readAll(t testing.TB, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func expectStatus(t testing.TB, resp *http.Response, body string, want int) {
+	t.Helper()
+	if resp.StatusCode != want {
+		t.Fatalf("status %d, want %d; body: %s", resp.StatusCode, want, body)
+	}
+}
+
+func appConfig(extra string) string {
+	return fmt.Sprintf(`server:
+  address: "%%ADDR%%"
+  max_body_size: 1MiB
+admin:
+  socket: "%%ADMIN%%"
+log:
+  level: info
+pool:
+  command: ["php", "%%DIR%%/testdata/app.php"]
+  num_workers: 2
+%s`, extra)
+}

@@ -1,0 +1,54 @@
+<?php
+// The application the end-to-end tests drive through `ferry serve`.
+declare(strict_types=1);
+
+require __DIR__ . '/../../../php/worker/autoload.php';
+
+use Ferry\Worker\Http\HttpWorker;
+use Ferry\Worker\Http\Request;
+use Ferry\Worker\Http\Response;
+
+$counter = 0;
+$worker = HttpWorker::create();
+$worker->onReset(static function () use (&$counter): void { $counter = 0; });
+
+$worker->run(static function (Request $r) use (&$counter): Response {
+    $counter++;
+    switch ($r->path) {
+        case '/echo':
+            $files = [];
+            foreach ($r->files() as $field => $f) {
+                $files[$field] = is_array($f['name'])
+                    ? $f
+                    : $f + ['content' => file_get_contents($f['tmp_name']), 'exists' => is_file($f['tmp_name'])];
+            }
+            return Response::json([
+                'method' => $r->method, 'path' => $r->path, 'uri' => $r->uri, 'query' => (object)$r->query(),
+                'post' => (object)$r->post(), 'files' => (object)$files, 'cookies' => (object)$r->cookies,
+                'headers' => (object)$r->headers,
+                'body' => $r->body, 'protocol' => $r->protocol, 'remote' => $r->remoteAddr, 'host' => $r->host,
+            ]);
+        case '/headers':
+            return Response::text("multi\n")
+                ->addHeader('X-Multi', 'one')->addHeader('X-Multi', 'two')
+                ->cookie('a', 'b c')->cookie('session', 'xyz', httpOnly: true)
+                ->status(201);
+        case '/print':
+            echo "printed ";
+            return Response::text('returned');
+        case '/counter':
+            return Response::text((string)$counter);
+        case '/crash':
+            exit(1);
+        case '/sleep':
+            usleep((int)($r->query()['ms'] ?? 0) * 1000);
+            return Response::text('slept');
+        case '/throw':
+            throw new RuntimeException('secret detail');
+        case '/pid':
+            return Response::text((string)getmypid());
+        case '/big':
+            return Response::text(str_repeat('x', (int)($r->query()['n'] ?? 0)));
+    }
+    return Response::text('not found', 404);
+});

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Ferry needs, only those missing, with one
+# apt-get update before the first install. Safe to run again.
+set -euo pipefail
+pkgs=(php8.2-cli php8.2-fpm php8.2-opcache php8.2-dev php8.2-msgpack php8.2-gmp php8.2-mbstring
+      tarantool nginx-light wrk phpunit composer
+      php-psr-http-message php-psr-http-factory php-nyholm-psr7)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# Packages must not start system services (nginx, php-fpm) on this box: Ferry's
+# scripts start their own copies on free ports.
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
