@@ -2,4 +2,13 @@ module github.com/ferry-php/ferry
 
 go 1.26.8
 
-require gopkg.in/yaml.v3 v3.0.1
+require (
+	github.com/valyala/fasthttp v1.58.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	github.com/andybalholm/brotli v1.1.1 // indirect
+	github.com/klauspost/compress v1.17.11 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+)

@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
+	"github.com/valyala/fasthttp"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"sort"
@@ -78,6 +77,7 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 	for _, k := range keys {
 		env = append(env, k+"="+p.Env[k])
 	}
+	env = append(env, "FERRY_MAX_PAYLOAD="+strconv.FormatUint(uint64(p.MaxFrameSize), 10))
 	depth := p.Pipeline
 	if p.Fibers {
 		env = append(env, "FERRY_FIBERS=1", "FERRY_MAX_CONCURRENCY="+strconv.Itoa(p.MaxConcurrency))
@@ -120,19 +120,27 @@ func serve(args []string) error {
 	if s.Static.Dir != "" {
 		static = &gateway.Static{Dir: s.Static.Dir, Prefix: s.Static.Prefix, Forbid: s.Static.Forbid, CacheControl: s.Static.CacheControl}
 	}
-	h := gateway.New(p, gateway.Options{MaxBodySize: int64(s.MaxBodySize), Debug: s.Debug, AccessLog: s.AccessLog, Static: static, Logger: log})
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: s.ReadHeaderTimeout,
-		ReadTimeout:       s.ReadTimeout,
-		WriteTimeout:      s.WriteTimeout,
-		IdleTimeout:       s.IdleTimeout,
-		MaxHeaderBytes:    int(s.MaxHeaderSize),
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	h := gateway.New(p, gateway.Options{Debug: s.Debug, AccessLog: s.AccessLog, Static: static, Logger: log})
+	srv := &fasthttp.Server{
+		Handler:            h.Serve,
+		Name:               "ferry",
+		ReadTimeout:        s.ReadTimeout,
+		WriteTimeout:       s.WriteTimeout,
+		IdleTimeout:        s.IdleTimeout,
+		MaxRequestBodySize: int(s.MaxBodySize),
+		ReadBufferSize:     int(s.MaxHeaderSize), // bounds the header block: 431 beyond
+		Logger:             fastLogger{log},
+		ErrorHandler:       gateway.ProtocolError,
+		CloseOnShutdown:    true,
 	}
-	srv.Protocols = new(http.Protocols)
-	srv.Protocols.SetHTTP1(true)
-	srv.Protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge
+	if s.ReadHeaderTimeout > 0 && (s.ReadTimeout == 0 || s.ReadHeaderTimeout < s.ReadTimeout) {
+		// The header must arrive within read_header_timeout (slowloris); once it
+		// has, the body gets the rest of read_timeout.
+		srv.ReadTimeout = s.ReadHeaderTimeout
+		srv.HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{ReadTimeout: s.ReadTimeout}
+		}
+	}
 
 	admin, err := startAdmin(cfg.Admin.Socket, p, log)
 	if err != nil {
@@ -141,7 +149,7 @@ func serve(args []string) error {
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(gateway.LingerListener(ln)) }()
 	log.Info("ferry serving", "url", "http://"+ln.Addr().String(), "workers", p.Size(),
 		"relay", cfg.Pool.Relay, "pipeline", poolOptions(cfg, log).Pipeline, "startup", time.Since(start).Round(time.Millisecond),
 		"admin", cfg.Admin.Socket, "version", version)
@@ -152,9 +160,6 @@ func serve(args []string) error {
 	for {
 		select {
 		case err := <-errc:
-			if errors.Is(err, http.ErrServerClosed) {
-				return nil
-			}
 			p.Shutdown(context.Background())
 			return err
 		case s := <-sig:
@@ -168,7 +173,7 @@ func serve(args []string) error {
 			}
 			log.Info("shutting down: draining in-flight requests", "signal", s.String())
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.Server.WriteTimeout+cfg.Pool.DestroyTimeout)
-			err := srv.Shutdown(ctx)
+			err := srv.ShutdownWithContext(ctx)
 			if admin != nil {
 				admin.Close()
 			}
@@ -181,3 +186,8 @@ func serve(args []string) error {
 		}
 	}
 }
+
+// fastLogger routes fasthttp's own messages (bad requests, timeouts) to slog.
+type fastLogger struct{ log *slog.Logger }
+
+func (l fastLogger) Printf(format string, args ...any) { l.log.Warn(fmt.Sprintf(format, args...)) }

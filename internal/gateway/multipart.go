@@ -1,21 +1,19 @@
 package gateway
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"mime"
-	"net/http"
+	"mime/multipart"
 	"os"
 )
 
-// readMultipart streams a multipart body: fields become name/value pairs, file
-// parts go to temp files (a PHP worker gets paths, as with FPM). The caller
+// readMultipart splits a multipart body: fields become name/value pairs, file
+// parts go to temp files (a PHP app gets paths, as under FPM). The caller
 // removes the files once the job is answered, whatever happened.
-func readMultipart(r *http.Request, tmpDir string) (form [][2]string, files []upload, err error) {
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return nil, nil, err
-	}
+func readMultipart(body []byte, boundary, tmpDir string) (form [][2]string, files []upload, err error) {
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -59,11 +57,14 @@ func removeUploads(files []upload) {
 	}
 }
 
-func isMultipart(r *http.Request) bool {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return false
+// multipartBoundary returns the boundary of a multipart/form-data body, or "".
+func multipartBoundary(ct []byte) string {
+	if !bytes.HasPrefix(bytes.ToLower(ct), []byte("multipart/form-data")) {
+		return ""
 	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "multipart/form-data"
+	_, params, err := mime.ParseMediaType(string(ct))
+	if err != nil {
+		return ""
+	}
+	return params["boundary"]
 }

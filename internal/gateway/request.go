@@ -1,8 +1,9 @@
 package gateway
 
 import (
-	"net/http"
-	"strings"
+	"bytes"
+
+	"github.com/valyala/fasthttp"
 )
 
 // upload is one spooled file part, sent as [field, client name, type, path, error, size].
@@ -12,24 +13,23 @@ type upload struct {
 }
 
 // encodeRequest builds the job context described in docs/protocol.md.
-func encodeRequest(buf []byte, r *http.Request, form [][2]string, files []upload, parsed bool) []byte {
-	b := phpArray(buf).open(12)
-	b = b.kv("method", r.Method)
-	b = b.kv("uri", r.RequestURI)
-	b = b.kv("path", r.URL.Path)
-	b = b.kv("query", r.URL.RawQuery)
-	b = b.kv("protocol", r.Proto)
-	b = b.kv("remote_addr", r.RemoteAddr)
-	b = b.kv("host", r.Host)
-
-	b = b.str("headers").open(len(r.Header))
-	for k, vs := range r.Header {
-		b = b.str(k).list(vs)
+func encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files []upload, parsed bool) []byte {
+	req := &ctx.Request
+	b := phpArray(buf).open(13)
+	b = b.str("method").bytes(req.Header.Method())
+	b = b.str("uri").bytes(req.Header.RequestURI())
+	b = b.str("path").bytes(ctx.Path())
+	b = b.str("query").bytes(req.URI().QueryString())
+	b = b.str("protocol").bytes(req.Header.Protocol())
+	b = b.str("remote_addr").str(ctx.RemoteAddr().String())
+	b = b.str("host").bytes(req.Host())
+	if ctx.IsTLS() {
+		b = b.kv("scheme", "https")
+	} else {
+		b = b.kv("scheme", "http")
 	}
-	b = b.close()
-
-	b = b.str("cookies")
-	b = appendCookies(b, r.Header["Cookie"])
+	b = appendHeaders(b.str("headers"), &req.Header)
+	b = appendCookies(b.str("cookies"), &req.Header)
 
 	b = b.str("form").open(len(form))
 	for i, kv := range form {
@@ -48,30 +48,72 @@ func encodeRequest(buf []byte, r *http.Request, form [][2]string, files []upload
 	return b.close()
 }
 
-// appendCookies parses Cookie headers the way PHP fills $_COOKIE: the first
-// occurrence of a name wins; values are passed as sent (PHP urldecodes them
-// on its side, as it does for FPM).
-func appendCookies(b phpArray, headers []string) phpArray {
-	if len(headers) == 0 {
-		return b.open(0).close()
-	}
-	var names, values []string
-	seen := map[string]bool{}
-	for _, h := range headers {
-		for part := range strings.SplitSeq(h, ";") {
-			part = strings.TrimSpace(part)
-			name, value, _ := strings.Cut(part, "=")
-			if name == "" || seen[name] {
-				continue
-			}
-			seen[name] = true
-			names = append(names, name)
-			values = append(values, value)
+// appendHeaders groups repeated headers into lists. fasthttp visits each line
+// separately; requests carry a few dozen headers at most, so a quadratic
+// grouping over a stack array beats building a map.
+func appendHeaders(b phpArray, h *fasthttp.RequestHeader) phpArray {
+	type kv struct{ k, v []byte }
+	var arr [48]kv
+	all := arr[:0]
+	h.VisitAll(func(k, v []byte) { all = append(all, kv{k, v}) })
+	distinct := 0
+	for i := range all {
+		if first(all, i, func(a, c kv) bool { return bytes.Equal(a.k, c.k) }) {
+			distinct++
 		}
 	}
-	b = b.open(len(names))
-	for i := range names {
-		b = b.kv(names[i], values[i])
+	b = b.open(distinct)
+	for i := range all {
+		if !first(all, i, func(a, c kv) bool { return bytes.Equal(a.k, c.k) }) {
+			continue
+		}
+		n := 0
+		for j := i; j < len(all); j++ {
+			if bytes.Equal(all[j].k, all[i].k) {
+				n++
+			}
+		}
+		b = b.bytes(all[i].k).open(n)
+		n = 0
+		for j := i; j < len(all); j++ {
+			if bytes.Equal(all[j].k, all[i].k) {
+				b = b.int(int64(n)).bytes(all[j].v)
+				n++
+			}
+		}
+		b = b.close()
+	}
+	return b.close()
+}
+
+func first[T any](all []T, i int, eq func(a, b T) bool) bool {
+	for j := 0; j < i; j++ {
+		if eq(all[j], all[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendCookies fills what becomes $_COOKIE: the first occurrence of a name
+// wins, as in PHP; values stay raw (PHP urldecodes them, as under FPM).
+func appendCookies(b phpArray, h *fasthttp.RequestHeader) phpArray {
+	type kv struct{ k, v []byte }
+	var arr [32]kv
+	all := arr[:0]
+	h.VisitAllCookie(func(k, v []byte) {
+		if len(k) == 0 {
+			return
+		}
+		c := kv{k, v}
+		all = append(all, c)
+		if !first(all, len(all)-1, func(a, b kv) bool { return bytes.Equal(a.k, b.k) }) {
+			all = all[:len(all)-1]
+		}
+	})
+	b = b.open(len(all))
+	for _, c := range all {
+		b = b.bytes(c.k).bytes(c.v)
 	}
 	return b.close()
 }

@@ -3,7 +3,8 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
+
+	"github.com/valyala/fasthttp"
 )
 
 // answer is the response context a worker sends: {"status":N,"headers":{...}}.
@@ -12,27 +13,59 @@ type answer struct {
 	Headers map[string][]string `json:"headers"`
 }
 
-func writeAnswer(w http.ResponseWriter, ctx, body []byte) error {
-	var a answer
-	if len(ctx) > 0 {
-		if err := json.Unmarshal(ctx, &a); err != nil {
-			return fmt.Errorf("response context is not {\"status\",\"headers\"} JSON: %w", err)
+func writeAnswer(resp *fasthttp.Response, ctx, body []byte) error {
+	status, ok := scanAnswer(ctx, resp)
+	if !ok {
+		// Anything the fast scanner did not expect gets the full JSON decoder.
+		resp.Header.Reset()
+		var a answer
+		if len(ctx) > 0 {
+			if err := json.Unmarshal(ctx, &a); err != nil {
+				return fmt.Errorf("response context is not {\"status\",\"headers\"} JSON: %w (%.200q)", err, ctx)
+			}
+		}
+		status = a.Status
+		for k, vs := range a.Headers {
+			for _, v := range vs {
+				resp.Header.Add(k, v)
+			}
 		}
 	}
-	if a.Status == 0 {
-		a.Status = http.StatusOK
+	if status == 0 {
+		status = fasthttp.StatusOK
 	}
-	if a.Status < 100 || a.Status > 999 {
-		return fmt.Errorf("response status %d out of range", a.Status)
+	if status < 100 || status > 999 {
+		return fmt.Errorf("response status %d out of range", status)
 	}
-	h := w.Header()
-	for k, vs := range a.Headers {
-		h[http.CanonicalHeaderKey(k)] = vs
+	if !hasContentType(ctx) {
+		resp.Header.SetContentType("text/html; charset=UTF-8") // PHP's default
 	}
-	if _, ok := h["Content-Type"]; !ok && len(body) > 0 {
-		h["Content-Type"] = []string{"text/html; charset=UTF-8"}
-	}
-	w.WriteHeader(a.Status)
-	w.Write(body)
+	resp.SetStatusCode(status)
+	resp.SetBodyRaw(body)
 	return nil
+}
+
+// hasContentType reports whether the worker set Content-Type itself: fasthttp
+// always has a default one, so the answer is read from the context instead.
+func hasContentType(ctx []byte) bool {
+	return containsFold(ctx, `"content-type"`)
+}
+
+func containsFold(s []byte, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for ; j < len(sub); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
 }

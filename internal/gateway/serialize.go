@@ -47,3 +47,11 @@ func (b phpArray) list(vs []string) phpArray {
 	}
 	return b.close()
 }
+
+func (b phpArray) bytes(s []byte) phpArray {
+	b = append(b, "s:"...)
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ":\""...)
+	b = append(b, s...)
+	return append(b, "\";"...)
+}

@@ -1,11 +1,12 @@
 package gateway
 
 import (
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/valyala/fasthttp"
 )
 
 // Static serves files from a directory before requests reach PHP, like nginx's
@@ -18,38 +19,34 @@ type Static struct {
 }
 
 // serve reports whether it answered the request.
-func (s *Static) serve(w http.ResponseWriter, r *http.Request) bool {
-	if s == nil || s.Dir == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+func (s *Static) serve(ctx *fasthttp.RequestCtx) bool {
+	if s == nil || s.Dir == "" || !(ctx.IsGet() || ctx.IsHead()) {
 		return false
 	}
-	p := r.URL.Path
+	p := string(ctx.Path())
 	if !strings.HasPrefix(p, s.Prefix) {
 		return false
 	}
 	rel := path.Clean("/" + strings.TrimPrefix(p, s.Prefix))
 	for _, seg := range strings.Split(rel, "/") {
-		if strings.HasPrefix(seg, ".") && seg != "" { // no dotfiles (.env, .git)
+		if strings.HasPrefix(seg, ".") { // no dotfiles (.env, .git)
 			return false
 		}
 	}
+	low := strings.ToLower(rel)
 	for _, suf := range s.Forbid {
-		if strings.HasSuffix(strings.ToLower(rel), strings.ToLower(suf)) {
+		if strings.HasSuffix(low, strings.ToLower(suf)) {
 			return false
 		}
 	}
 	full := filepath.Join(s.Dir, filepath.FromSlash(rel))
-	f, err := os.Open(full)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	st, err := os.Stat(full)
 	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
 	if s.CacheControl != "" {
-		w.Header().Set("Cache-Control", s.CacheControl)
+		ctx.Response.Header.Set("Cache-Control", s.CacheControl)
 	}
-	http.ServeContent(w, r, st.Name(), st.ModTime(), f)
+	ctx.SendFile(full)
 	return true
 }

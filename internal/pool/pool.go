@@ -329,6 +329,12 @@ func (p *Pool) dispatchLocked() {
 	}
 }
 
+func (p *Pool) retire(w *Worker, why string) {
+	p.mu.Lock()
+	p.retireLocked(w, why)
+	p.mu.Unlock()
+}
+
 // retireLocked stops giving w jobs; it is stopped once the jobs it holds are done
 // and the supervisor starts its replacement right away.
 func (p *Pool) retireLocked(w *Worker, why string) {

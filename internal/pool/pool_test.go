@@ -154,6 +154,15 @@ func TestCrashWithJobsInFlight(t *testing.T) {
 	must(t, p, "echo:after")
 }
 
+func TestWorkerAskingToStopIsRetiredCleanly(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1})
+	first := must(t, p, "pid")
+	if got := must(t, p, "retire"); got != "retiring" {
+		t.Fatal(got)
+	}
+	waitFor(t, func() bool { s, err := run(t, p, "pid"); return err == nil && s != first }, "a replacement worker")
+}
+
 func TestMaxJobsRecycles(t *testing.T) {
 	p := newPool(t, Options{NumWorkers: 1, MaxJobs: 3})
 	pids := map[string]int{}

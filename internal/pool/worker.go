@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -236,6 +237,11 @@ func (w *Worker) readLoop() {
 			break
 		}
 		if f.Flags&frame.Control != 0 {
+			// A worker may ask to be retired ({"stop":true}, e.g. a reset hook
+			// failed): it gets no new jobs and finishes those it holds.
+			if bytes.Contains(f.Payload, []byte(`"stop"`)) {
+				w.pool.retire(w, "worker asked to stop")
+			}
 			continue
 		}
 		if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {

@@ -49,6 +49,9 @@ while (true) {
         case 'error': fwrite($out, frame(0x40, [0, $id], 'it failed')); continue 2;
         case 'leak': $leak[] = str_repeat('x', (int)$arg * 1024); $ans = 'leaked'; break;
         case 'pid': $ans = (string)getmypid(); break;
+        case 'retire':
+            fwrite($out, frame(0x04, [3, $id], 'ctxretiring') . frame(0x09, [], '{"stop":true}'));
+            continue 2;
         default: $ans = $arg;
     }
     fwrite($out, frame(0x04, [3, $id], 'ctx' . $ans));

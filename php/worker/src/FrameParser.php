@@ -1,0 +1,80 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker;
+
+/**
+ * Incremental frame reader over a byte stream.
+ *
+ * Bytes are appended to one buffer and frames are sliced at a moving offset; consumed bytes
+ * are dropped once per push(), so each byte is copied a bounded number of times no matter
+ * how the stream is chunked (a 10 MiB payload arriving in 64 KiB reads stays linear).
+ */
+final class FrameParser
+{
+    private string $buffer = '';
+    private int $offset = 0;
+    /** @var array{int, int, int, int, int}|null header of the frame we are waiting to complete */
+    private ?array $header = null;
+
+    public function __construct(private readonly FrameCodec $codec = new FrameCodec())
+    {
+    }
+
+    public function push(string $bytes): void
+    {
+        if ($this->offset > 0) {
+            $this->buffer = substr($this->buffer, $this->offset) . $bytes;
+            $this->offset = 0;
+        } else {
+            $this->buffer .= $bytes;
+        }
+    }
+
+    /**
+     * Returns the next complete frame, or null until more bytes arrive.
+     *
+     * @throws FrameException as soon as a header is invalid; the stream cannot be resynchronised after that
+     */
+    public function next(): ?Frame
+    {
+        if ($this->header === null) {
+            $this->header = $this->codec->readHeader($this->buffer, $this->offset);
+            if ($this->header === null) {
+                return null;
+            }
+        }
+        $size = $this->header[0];
+        if (\strlen($this->buffer) - $this->offset < $size) {
+            return null;
+        }
+        $frame = $this->codec->build($this->buffer, $this->offset, $this->header);
+        $this->offset += $size;
+        $this->header = null;
+        if ($this->offset === \strlen($this->buffer)) {
+            $this->buffer = '';
+            $this->offset = 0;
+        }
+
+        return $frame;
+    }
+
+    /**
+     * @return list<Frame> every complete frame currently buffered
+     */
+    public function drain(): array
+    {
+        $frames = [];
+        while (($frame = $this->next()) !== null) {
+            $frames[] = $frame;
+        }
+
+        return $frames;
+    }
+
+    public function buffered(): int
+    {
+        return \strlen($this->buffer) - $this->offset;
+    }
+}

@@ -1,0 +1,298 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Http;
+
+use Ferry\Worker\ProtocolException;
+
+/**
+ * An HTTP request as raw PHP arrays: no PSR-7 objects, nothing computed until asked for.
+ *
+ * Query, post, files and server arrays are derived lazily and cached, so a handler that
+ * only reads the path pays for nothing else.
+ */
+final class Request
+{
+    /** @var array<string|int, mixed>|null */
+    private ?array $query = null;
+    /** @var array<string|int, mixed>|null */
+    private ?array $post = null;
+    /** @var array<string, mixed>|null */
+    private ?array $files = null;
+    /** @var array<string, mixed>|null */
+    private ?array $server = null;
+
+    /**
+     * @param array<string, list<string>>         $headers canonical name => values
+     * @param array<string|int, mixed>           $cookies decoded as PHP's $_COOKIE
+     * @param list<array{0: string, 1: string}>   $form    multipart fields as [name, value]
+     * @param list<array{0: string, 1: string, 2: string, 3: string, 4: int, 5: int}> $uploads
+     */
+    public function __construct(
+        public readonly string $method = 'GET',
+        public readonly string $uri = '/',
+        public readonly string $path = '/',
+        public readonly string $queryString = '',
+        public readonly string $protocol = 'HTTP/1.1',
+        public readonly string $remoteAddr = '',
+        public readonly string $host = '',
+        public readonly array $headers = [],
+        public readonly array $cookies = [],
+        public readonly string $body = '',
+        public readonly array $form = [],
+        public readonly array $uploads = [],
+        public readonly bool $parsed = false,
+        public readonly float $time = 0.0,
+    ) {
+    }
+
+    /**
+     * Decodes the gateway context (docs/protocol.md, "HTTP request context").
+     *
+     * @throws ProtocolException when the context is not the documented array
+     */
+    public static function fromContext(string $context, string $body): self
+    {
+        $c = @unserialize($context, ['allowed_classes' => false, 'max_depth' => 16]);
+        if (!\is_array($c) || !isset($c['method'])) {
+            throw new ProtocolException(sprintf(
+                'HTTP context is not a serialized request array (%d bytes, starts with %s)',
+                \strlen($context),
+                json_encode(substr($context, 0, 32), JSON_INVALID_UTF8_SUBSTITUTE)
+            ));
+        }
+        try {
+            return new self(
+                $c['method'],
+                $c['uri'] ?? '/',
+                $c['path'] ?? '/',
+                $c['query'] ?? '',
+                $c['protocol'] ?? 'HTTP/1.1',
+                $c['remote_addr'] ?? '',
+                $c['host'] ?? '',
+                $c['headers'] ?? [],
+                isset($c['cookies']) && \is_array($c['cookies']) ? self::decodeCookies($c['cookies']) : $c['cookies'] ?? [],
+                $body,
+                $c['form'] ?? [],
+                $c['files'] ?? [],
+                $c['parsed'] ?? false,
+                microtime(true),
+            );
+        } catch (\TypeError $e) {
+            throw new ProtocolException('HTTP context field has the wrong type: ' . $e->getMessage(), 0, $e);
+        }
+    }
+
+    /**
+     * The query string parsed like $_GET.
+     *
+     * @return array<string|int, mixed>
+     */
+    public function query(): array
+    {
+        if ($this->query === null) {
+            $this->query = [];
+            if ($this->queryString !== '') {
+                parse_str($this->queryString, $this->query);
+            }
+        }
+
+        return $this->query;
+    }
+
+    /**
+     * Form fields like $_POST: multipart fields sent by the server, or the urlencoded body.
+     * Parsed for any method (PUT/PATCH forms included), unlike PHP-FPM which only fills $_POST for POST.
+     *
+     * @return array<string|int, mixed>
+     */
+    public function post(): array
+    {
+        if ($this->post === null) {
+            $this->post = [];
+            if ($this->parsed) {
+                $this->post = Form::fields($this->form);
+            } elseif ($this->body !== '' && $this->mediaType() === 'application/x-www-form-urlencoded') {
+                parse_str($this->body, $this->post);
+            }
+        }
+
+        return $this->post;
+    }
+
+    /**
+     * Uploaded files in the $_FILES shape (nested field names nest below name/type/tmp_name/...).
+     * The temporary files are removed by the server once the request is answered.
+     *
+     * @return array<string, mixed>
+     */
+    public function files(): array
+    {
+        return $this->files ??= Form::files($this->uploads);
+    }
+
+    /**
+     * First value of a header, case-insensitive name.
+     */
+    public function header(string $name, ?string $default = null): ?string
+    {
+        return ($this->headers[$name] ?? $this->headers[self::canonical($name)] ?? $this->findHeader($name))[0] ?? $default;
+    }
+
+    /**
+     * All values of a header joined with ", " ('' when absent).
+     */
+    public function headerLine(string $name): string
+    {
+        return implode(', ', $this->headers[$name] ?? $this->headers[self::canonical($name)] ?? $this->findHeader($name) ?? []);
+    }
+
+    public function hasHeader(string $name): bool
+    {
+        return $this->header($name) !== null;
+    }
+
+    public function cookie(string $name, ?string $default = null): ?string
+    {
+        return $this->cookies[$name] ?? $default;
+    }
+
+    /**
+     * Lower-cased media type of the body without parameters ("application/json").
+     */
+    public function mediaType(): string
+    {
+        $type = $this->header('Content-Type') ?? '';
+        $semicolon = strpos($type, ';');
+
+        return strtolower(trim($semicolon === false ? $type : substr($type, 0, $semicolon)));
+    }
+
+    /**
+     * The body decoded as JSON.
+     *
+     * @throws \JsonException
+     */
+    public function json(bool $associative = true, int $depth = 512): mixed
+    {
+        return json_decode($this->body, $associative, $depth, JSON_THROW_ON_ERROR);
+    }
+
+    /**
+     * Request parameters in the $_SERVER shape (REQUEST_METHOD, HTTP_* headers, ...).
+     *
+     * @return array<string, mixed>
+     */
+    public function server(): array
+    {
+        if ($this->server !== null) {
+            return $this->server;
+        }
+        [$ip, $port] = self::splitHostPort($this->remoteAddr);
+        [$name, $serverPort] = self::splitHostPort($this->host);
+        $server = [
+            'REQUEST_METHOD' => $this->method,
+            'REQUEST_URI' => $this->uri,
+            'DOCUMENT_URI' => $this->path,
+            'PATH_INFO' => $this->path,
+            'QUERY_STRING' => $this->queryString,
+            'SERVER_PROTOCOL' => $this->protocol,
+            'SERVER_NAME' => $name,
+            'REMOTE_ADDR' => $ip,
+            'REMOTE_PORT' => $port,
+            'REQUEST_TIME' => (int) $this->time,
+            'REQUEST_TIME_FLOAT' => $this->time,
+        ];
+        if ($serverPort !== '') {
+            $server['SERVER_PORT'] = $serverPort;
+        }
+        if ($this->host !== '') {
+            $server['HTTP_HOST'] = $this->host;
+        }
+        foreach ($this->headers as $header => $values) {
+            $key = strtoupper(strtr($header, '-', '_'));
+            $value = implode($key === 'COOKIE' ? '; ' : ', ', $values);
+            if ($key === 'CONTENT_TYPE' || $key === 'CONTENT_LENGTH') {
+                $server[$key] = $value;
+            } else {
+                $server['HTTP_' . $key] = $value;
+            }
+        }
+
+        return $this->server = $server;
+    }
+
+    /**
+     * The gateway sends cookie values as received; PHP's $_COOKIE rules apply here:
+     * values are raw-URL-decoded ("+" stays), names are mangled like any PHP variable
+     * name ("a.b" -> "a_b", "a[k]" nests).
+     *
+     * @param array<string|int, string> $raw
+     * @return array<string|int, mixed>
+     */
+    public static function decodeCookies(array $raw): array
+    {
+        foreach ($raw as $name => $value) {
+            if (strpbrk((string) $name, '.[ ') !== false || !\is_string($value) || str_contains($value, '%')) {
+                $query = '';
+                foreach ($raw as $n => $v) {
+                    $query .= '&' . urlencode((string) $n) . '=' . urlencode(rawurldecode((string) $v));
+                }
+                parse_str(substr($query, 1), $cookies);
+
+                return $cookies;
+            }
+        }
+
+        return $raw;
+    }
+
+    /**
+     * Go's canonical header form: "content-type" -> "Content-Type".
+     */
+    public static function canonical(string $name): string
+    {
+        return ucwords(strtolower($name), '-');
+    }
+
+    /**
+     * @return list<string>|null
+     */
+    private function findHeader(string $name): ?array
+    {
+        foreach ($this->headers as $header => $values) {
+            if (strcasecmp($header, $name) === 0) {
+                return $values;
+            }
+        }
+
+        return null;
+    }
+
+    /**
+     * "1.2.3.4:80" / "[::1]:80" / "host" -> [host, port]
+     *
+     * @return array{string, string}
+     */
+    private static function splitHostPort(string $address): array
+    {
+        if ($address === '') {
+            return ['', ''];
+        }
+        if ($address[0] === '[') {
+            $end = strpos($address, ']');
+            if ($end !== false) {
+                $port = substr($address, $end + 1);
+
+                return [substr($address, 1, $end - 1), $port !== '' && $port[0] === ':' ? substr($port, 1) : ''];
+            }
+        }
+        $colon = strrpos($address, ':');
+        if ($colon === false || strpos($address, ':') !== $colon) {
+            return [$address, ''];
+        }
+
+        return [substr($address, 0, $colon), substr($address, $colon + 1)];
+    }
+}

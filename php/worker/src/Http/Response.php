@@ -1,0 +1,204 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Http;
+
+/**
+ * A mutable, allocation-light HTTP response. Header names keep the case they were given;
+ * setting a header replaces any earlier one with the same name in any case.
+ */
+final class Response
+{
+    /** @var array<string, list<string>> */
+    private array $headers = [];
+    /** @var array<string, string> lower-case name => name as stored */
+    private array $names = [];
+    private int $status;
+
+    /**
+     * @param array<string, string|list<string>> $headers
+     */
+    public function __construct(int $status = 200, array $headers = [], public string $body = '')
+    {
+        $this->status($status);
+        foreach ($headers as $name => $value) {
+            $this->header((string) $name, $value);
+        }
+    }
+
+    public static function text(string $body, int $status = 200): self
+    {
+        return (new self($status, [], $body))->withContentType('text/plain; charset=utf-8');
+    }
+
+    public static function html(string $body, int $status = 200): self
+    {
+        return (new self($status, [], $body))->withContentType('text/html; charset=utf-8');
+    }
+
+    /**
+     * @throws \JsonException
+     */
+    public static function json(mixed $data, int $status = 200, int $flags = JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE): self
+    {
+        return (new self($status, [], json_encode($data, $flags | JSON_THROW_ON_ERROR)))->withContentType('application/json');
+    }
+
+    public static function redirect(string $location, int $status = 302): self
+    {
+        return new self($status, ['Location' => $location]);
+    }
+
+    /** Skips header validation for the helpers' own constant values (hot path). */
+    private function withContentType(string $type): self
+    {
+        $this->headers['Content-Type'] = [$type];
+        $this->names['content-type'] = 'Content-Type';
+
+        return $this;
+    }
+
+    public function getStatus(): int
+    {
+        return $this->status;
+    }
+
+    public function status(int $status): self
+    {
+        if ($status < 100 || $status > 599) {
+            throw new \InvalidArgumentException("HTTP status must be within 100..599, got $status");
+        }
+        $this->status = $status;
+
+        return $this;
+    }
+
+    /**
+     * Sets a header, replacing earlier values of the same name (case-insensitive).
+     *
+     * @param string|list<string> $value
+     */
+    public function header(string $name, string|array $value): self
+    {
+        $this->removeHeader($name);
+        foreach ((array) $value as $item) {
+            $this->addHeader($name, (string) $item);
+        }
+
+        return $this;
+    }
+
+    /**
+     * Adds one more value to a header.
+     */
+    public function addHeader(string $name, string $value): self
+    {
+        $lower = strtolower($name);
+        if (!isset($this->names[$lower])) {
+            if (!preg_match('/^[!#$%&\'*+\-.^_`|~0-9A-Za-z]+$/D', $name)) {
+                throw new \InvalidArgumentException("invalid HTTP header name \"$name\"");
+            }
+            $this->names[$lower] = $name;
+        }
+        if (strpbrk($value, "\r\n\0") !== false) {
+            throw new \InvalidArgumentException("header $name: value contains CR, LF or NUL");
+        }
+        $this->headers[$this->names[$lower]][] = $value;
+
+        return $this;
+    }
+
+    public function removeHeader(string $name): self
+    {
+        $lower = strtolower($name);
+        if (isset($this->names[$lower])) {
+            unset($this->headers[$this->names[$lower]], $this->names[$lower]);
+        }
+
+        return $this;
+    }
+
+    public function getHeader(string $name): array
+    {
+        $lower = strtolower($name);
+
+        return isset($this->names[$lower]) ? $this->headers[$this->names[$lower]] : [];
+    }
+
+    /**
+     * @return array<string, list<string>>
+     */
+    public function getHeaders(): array
+    {
+        return $this->headers;
+    }
+
+    /**
+     * Adds a Set-Cookie header, formatted like PHP's setcookie() (value URL-encoded).
+     *
+     * @param int $expires Unix time, 0 for a session cookie
+     */
+    public function cookie(
+        string $name,
+        string $value,
+        int $expires = 0,
+        string $path = '',
+        string $domain = '',
+        bool $secure = false,
+        bool $httpOnly = false,
+        string $sameSite = '',
+    ): self {
+        if ($name === '' || strpbrk($name, "=,; \t\r\n\013\014") !== false) {
+            throw new \InvalidArgumentException("invalid cookie name \"$name\"");
+        }
+        $line = $name . '=' . rawurlencode($value);
+        if ($expires !== 0) {
+            $line .= '; expires=' . gmdate('D, d M Y H:i:s \G\M\T', $expires)
+                . '; Max-Age=' . max(0, $expires - time());
+        }
+        foreach (['path' => $path, 'domain' => $domain] as $attribute => $attributeValue) {
+            if ($attributeValue !== '') {
+                if (strpbrk($attributeValue, ",; \t\r\n\013\014") !== false) {
+                    throw new \InvalidArgumentException("cookie $name: invalid $attribute \"$attributeValue\"");
+                }
+                $line .= "; $attribute=$attributeValue";
+            }
+        }
+        if ($secure) {
+            $line .= '; secure';
+        }
+        if ($httpOnly) {
+            $line .= '; HttpOnly';
+        }
+        if ($sameSite !== '') {
+            if (!\in_array(strtolower($sameSite), ['lax', 'strict', 'none'], true)) {
+                throw new \InvalidArgumentException("cookie $name: SameSite must be Lax, Strict or None, got \"$sameSite\"");
+            }
+            $line .= '; SameSite=' . $sameSite;
+        }
+
+        return $this->addHeader('Set-Cookie', $line);
+    }
+
+    /**
+     * Appends to the body.
+     */
+    public function write(string $chunk): self
+    {
+        $this->body .= $chunk;
+
+        return $this;
+    }
+
+    /**
+     * The answer context of docs/protocol.md: {"status":200,"headers":{"Name":["v"]}}.
+     */
+    public function context(): string
+    {
+        return json_encode(
+            ['status' => $this->status, 'headers' => $this->headers === [] ? new \stdClass() : $this->headers],
+            JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR
+        );
+    }
+}

@@ -1,0 +1,21 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Internal;
+
+use Ferry\Worker\Job;
+
+/**
+ * @internal How application output produced during a job is kept away from the relay.
+ */
+interface OutputCapture
+{
+    public function begin(Job $job): void;
+
+    /** Returns and clears what the job echoed so far. */
+    public function take(Job $job): string;
+
+    /** Ends the capture and returns what was not taken yet. */
+    public function end(Job $job): string;
+}

@@ -1,0 +1,275 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker;
+
+/**
+ * A small stream_select() event loop with timers, built for Fibers.
+ *
+ * Code running inside a Fiber calls Loop::sleep(), awaitReadable() or awaitWritable():
+ * the Fiber is suspended and the loop resumes it when the timer fires or the stream is
+ * ready. Called outside a Fiber, the same methods run the loop until the condition holds,
+ * so library code works in both worlds.
+ */
+final class Loop implements LoopInterface
+{
+    private static ?self $default = null;
+
+    /** @var array<int, array{resource, \Closure}> */
+    private array $readers = [];
+    /** @var array<int, array{resource, \Closure}> */
+    private array $writers = [];
+    /** @var array<int, array{float, \Closure}> */
+    private array $timers = [];
+    /** @var \SplMinHeap<array{float, int}> due time and id; cancelled ids are skipped lazily */
+    private \SplMinHeap $queue;
+    /** @var list<\Closure> */
+    private array $deferred = [];
+    private int $nextId = 1;
+    private bool $stopped = false;
+
+    public function __construct()
+    {
+        $this->queue = new \SplMinHeap();
+    }
+
+    /**
+     * The process-wide loop: the Worker uses it in Fiber mode unless given another one.
+     */
+    public static function get(): self
+    {
+        return self::$default ??= new self();
+    }
+
+    public static function setDefault(?self $loop): void
+    {
+        self::$default = $loop;
+    }
+
+    /**
+     * Suspends the current Fiber for $seconds (or runs the default loop that long outside one).
+     */
+    public static function sleep(float $seconds): void
+    {
+        self::get()->wait($seconds);
+    }
+
+    public function onReadable($stream, callable $callback): int
+    {
+        $id = $this->nextId++;
+        $this->readers[$id] = [$stream, $callback(...)];
+
+        return $id;
+    }
+
+    /**
+     * @param resource $stream
+     */
+    public function onWritable($stream, callable $callback): int
+    {
+        $id = $this->nextId++;
+        $this->writers[$id] = [$stream, $callback(...)];
+
+        return $id;
+    }
+
+    /**
+     * Calls $callback($id) once after $seconds.
+     */
+    public function delay(float $seconds, callable $callback): int
+    {
+        $id = $this->nextId++;
+        $due = hrtime(true) / 1e9 + max(0.0, $seconds);
+        $this->timers[$id] = [$due, $callback(...)];
+        $this->queue->insert([$due, $id]);
+
+        return $id;
+    }
+
+    /**
+     * Runs $callback at the start of the next tick.
+     */
+    public function defer(callable $callback): void
+    {
+        $this->deferred[] = $callback(...);
+    }
+
+    public function cancel(int $id): void
+    {
+        unset($this->readers[$id], $this->writers[$id], $this->timers[$id]);
+    }
+
+    public function hasPending(): bool
+    {
+        return $this->readers !== [] || $this->writers !== [] || $this->timers !== [] || $this->deferred !== [];
+    }
+
+    /**
+     * Runs until nothing is left to wait for, or stop() is called.
+     */
+    public function run(): void
+    {
+        $this->stopped = false;
+        while (!$this->stopped && $this->hasPending()) {
+            $this->tick();
+        }
+    }
+
+    public function stop(): void
+    {
+        $this->stopped = true;
+    }
+
+    public function tick(bool $block = true): void
+    {
+        if ($this->deferred !== []) {
+            $deferred = $this->deferred;
+            $this->deferred = [];
+            foreach ($deferred as $callback) {
+                $callback();
+            }
+        }
+
+        $timeout = null;
+        if (!$block || $this->deferred !== []) {
+            $timeout = 0.0;
+        } elseif (($due = $this->nextDue()) !== null) {
+            $timeout = max(0.0, $due - hrtime(true) / 1e9);
+        }
+
+        if ($this->readers !== [] || $this->writers !== []) {
+            $this->select($timeout);
+        } elseif ($timeout !== null && $timeout > 0) {
+            usleep((int) ceil($timeout * 1e6));
+        }
+
+        $this->runTimers();
+    }
+
+    /**
+     * Suspends the current Fiber for $seconds; outside a Fiber, runs this loop meanwhile.
+     */
+    public function wait(float $seconds): void
+    {
+        $fiber = \Fiber::getCurrent();
+        if ($fiber === null) {
+            $done = false;
+            $this->delay($seconds, static function () use (&$done): void {
+                $done = true;
+            });
+            while (!$done) {
+                $this->tick();
+            }
+
+            return;
+        }
+        $this->delay($seconds, static fn () => $fiber->resume());
+        \Fiber::suspend();
+    }
+
+    /**
+     * Waits until $stream is readable; false if $timeout seconds passed first.
+     *
+     * @param resource $stream
+     */
+    public function awaitReadable($stream, ?float $timeout = null): bool
+    {
+        return $this->await(true, $stream, $timeout);
+    }
+
+    /**
+     * @param resource $stream
+     */
+    public function awaitWritable($stream, ?float $timeout = null): bool
+    {
+        return $this->await(false, $stream, $timeout);
+    }
+
+    /**
+     * @param resource $stream
+     */
+    private function await(bool $read, $stream, ?float $timeout): bool
+    {
+        $fiber = \Fiber::getCurrent();
+        $result = null;
+        $timerId = null;
+        $settle = function (bool $ready) use (&$result, &$watchId, &$timerId, $fiber): void {
+            $this->cancel($watchId);
+            if ($timerId !== null) {
+                $this->cancel($timerId);
+            }
+            $result = $ready;
+            if ($fiber !== null) {
+                $fiber->resume($ready);
+            }
+        };
+        $watchId = $read
+            ? $this->onReadable($stream, static fn () => $settle(true))
+            : $this->onWritable($stream, static fn () => $settle(true));
+        if ($timeout !== null) {
+            $timerId = $this->delay($timeout, static fn () => $settle(false));
+        }
+        if ($fiber !== null) {
+            return (bool) \Fiber::suspend();
+        }
+        while ($result === null) {
+            $this->tick();
+        }
+
+        return $result;
+    }
+
+    private function select(?float $timeout): void
+    {
+        $read = [];
+        foreach ($this->readers as $id => [$stream]) {
+            $read[$id] = $stream;
+        }
+        $write = [];
+        foreach ($this->writers as $id => [$stream]) {
+            $write[$id] = $stream;
+        }
+        $except = null;
+        $seconds = $timeout === null ? null : (int) $timeout;
+        $micro = $timeout === null ? null : (int) (($timeout - (int) $timeout) * 1e6);
+        // false means a signal interrupted the wait; timers and the next tick handle the rest.
+        if (@stream_select($read, $write, $except, $seconds, $micro) === false) {
+            return;
+        }
+        foreach ($read as $id => $stream) {
+            if (isset($this->readers[$id])) {
+                ($this->readers[$id][1])($stream, $id);
+            }
+        }
+        foreach ($write as $id => $stream) {
+            if (isset($this->writers[$id])) {
+                ($this->writers[$id][1])($stream, $id);
+            }
+        }
+    }
+
+    private function nextDue(): ?float
+    {
+        while (!$this->queue->isEmpty()) {
+            [$due, $id] = $this->queue->top();
+            if (isset($this->timers[$id])) {
+                return $due;
+            }
+            $this->queue->extract();
+        }
+
+        return null;
+    }
+
+    private function runTimers(): void
+    {
+        $now = hrtime(true) / 1e9;
+        while (($due = $this->nextDue()) !== null && $due <= $now) {
+            [, $id] = $this->queue->extract();
+            $callback = $this->timers[$id][1];
+            unset($this->timers[$id]);
+            $callback($id);
+        }
+    }
+}

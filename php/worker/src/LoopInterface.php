@@ -1,0 +1,34 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker;
+
+/**
+ * What the Fiber-mode runner needs from an event loop.
+ *
+ * Ferry\Worker\Loop implements it; another loop (for example one that also drives
+ * database sockets) can be given to the Worker instead, as long as every Fiber that a
+ * job suspends is resumed by that same loop.
+ */
+interface LoopInterface
+{
+    /**
+     * Calls $callback($stream, $id) each time $stream is readable, until cancel($id).
+     *
+     * @param resource $stream
+     */
+    public function onReadable($stream, callable $callback): int;
+
+    public function cancel(int $id): void;
+
+    /**
+     * Runs one iteration: due callbacks, then waits (if $block) for I/O or the next timer.
+     */
+    public function tick(bool $block = true): void;
+
+    /**
+     * True while some watcher or timer could still wake a suspended Fiber.
+     */
+    public function hasPending(): bool;
+}

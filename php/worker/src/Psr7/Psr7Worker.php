@@ -1,0 +1,167 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Psr7;
+
+use Ferry\Worker\Http\HttpWorker;
+use Ferry\Worker\Http\Request;
+use Ferry\Worker\Http\Response;
+use Nyholm\Psr7\ServerRequest;
+use Nyholm\Psr7\Stream;
+use Nyholm\Psr7\UploadedFile;
+use Psr\Http\Message\ResponseInterface;
+use Psr\Http\Message\ServerRequestInterface;
+
+/**
+ * PSR-7 bridge: the handler receives a ServerRequestInterface (Nyholm) and returns a
+ * ResponseInterface. Handler: a callable or a PSR-15 RequestHandlerInterface.
+ *
+ * Everything else (output capture, 500 on exceptions, reset hooks, Fiber mode) is
+ * HttpWorker's. Building PSR-7 objects costs time on every request; prefer the raw
+ * HttpWorker when the application does not need PSR-7.
+ */
+final class Psr7Worker
+{
+    private const NYHOLM_AUTOLOAD = '/usr/share/php/Nyholm/Psr7/autoload.php';
+
+    public function __construct(private readonly HttpWorker $http)
+    {
+        self::loadNyholm();
+    }
+
+    public static function create(?bool $fibers = null): self
+    {
+        return new self(HttpWorker::create(false, $fibers));
+    }
+
+    public function http(): HttpWorker
+    {
+        return $this->http;
+    }
+
+    public function onReset(callable $hook): self
+    {
+        $this->http->onReset($hook);
+
+        return $this;
+    }
+
+    /**
+     * @param callable(ServerRequestInterface): ResponseInterface|object $handler
+     *        a callable, or an object with handle(ServerRequestInterface): ResponseInterface (PSR-15)
+     */
+    public function run(callable|object $handler): void
+    {
+        $this->http->run($this->adapt($handler));
+    }
+
+    /**
+     * @return \Closure(Request): Response
+     */
+    public function adapt(callable|object $handler): \Closure
+    {
+        if ($handler instanceof \Psr\Http\Server\RequestHandlerInterface) {
+            $call = $handler->handle(...);
+        } elseif (\is_callable($handler)) {
+            $call = $handler(...);
+        } elseif (method_exists($handler, 'handle')) {
+            $call = $handler->handle(...);
+        } else {
+            throw new \InvalidArgumentException('PSR-7 handler must be callable or have a handle() method, got ' . $handler::class);
+        }
+
+        return static function (Request $request) use ($call): Response {
+            $response = $call(self::toServerRequest($request));
+            if (!$response instanceof ResponseInterface) {
+                throw new \TypeError('PSR-7 handler must return a ResponseInterface, got ' . get_debug_type($response));
+            }
+
+            return self::fromResponse($response);
+        };
+    }
+
+    public static function toServerRequest(Request $request): ServerRequestInterface
+    {
+        $protocol = $request->protocol;
+        $slash = strpos($protocol, '/');
+        $version = $slash === false ? '1.1' : substr($protocol, $slash + 1);
+        $uri = $request->uri;
+        if ($request->host !== '' && ($uri === '' || $uri[0] === '/')) {
+            // The context carries no scheme; TLS terminates in front of the gateway or in it,
+            // so a proxy header is the only hint available.
+            $scheme = strtolower($request->header('X-Forwarded-Proto') ?? '') === 'https' ? 'https' : 'http';
+            $uri = $scheme . '://' . $request->host . $uri;
+        }
+        $psr = new ServerRequest(
+            $request->method,
+            $uri,
+            $request->headers,
+            $request->body === '' ? null : Stream::create($request->body),
+            $version === '2.0' ? '2' : $version,
+            $request->server(),
+        );
+        $psr = $psr->withQueryParams($request->query())->withCookieParams($request->cookies);
+        if ($request->parsed || $request->mediaType() === 'application/x-www-form-urlencoded') {
+            $psr = $psr->withParsedBody($request->post());
+        }
+        if ($request->uploads !== []) {
+            $psr = $psr->withUploadedFiles(self::uploadedFiles($request->files()));
+        }
+
+        return $psr;
+    }
+
+    public static function fromResponse(ResponseInterface $response): Response
+    {
+        $body = $response->getBody();
+        if ($body->isSeekable()) {
+            $body->rewind();
+        }
+
+        return new Response($response->getStatusCode(), $response->getHeaders(), $body->getContents());
+    }
+
+    /**
+     * $_FILES shape -> tree of UploadedFile mirroring the field names.
+     *
+     * @param array<string, mixed> $files
+     * @return array<string|int, mixed>
+     */
+    private static function uploadedFiles(array $files): array
+    {
+        $tree = [];
+        foreach ($files as $field => $file) {
+            $tree[$field] = self::fileTree($file['name'], $file['type'], $file['tmp_name'], $file['error'], $file['size']);
+        }
+
+        return $tree;
+    }
+
+    private static function fileTree(mixed $name, mixed $type, mixed $tmp, mixed $error, mixed $size): mixed
+    {
+        if (!\is_array($name)) {
+            return new UploadedFile((string) $tmp, (int) $size, (int) $error, (string) $name, (string) $type);
+        }
+        $tree = [];
+        foreach ($name as $key => $child) {
+            $tree[$key] = self::fileTree($child, $type[$key] ?? '', $tmp[$key] ?? '', $error[$key] ?? UPLOAD_ERR_NO_FILE, $size[$key] ?? 0);
+        }
+
+        return $tree;
+    }
+
+    private static function loadNyholm(): void
+    {
+        if (class_exists(ServerRequest::class)) {
+            return;
+        }
+        $autoload = getenv('FERRY_NYHOLM_AUTOLOAD') ?: self::NYHOLM_AUTOLOAD;
+        if (!is_file($autoload)) {
+            throw new \RuntimeException(
+                "Psr7Worker needs nyholm/psr7: install php-nyholm-psr7 or set FERRY_NYHOLM_AUTOLOAD (tried $autoload)"
+            );
+        }
+        require_once $autoload;
+    }
+}

@@ -1,0 +1,124 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Relay;
+
+/**
+ * Relay over PHP streams: STDIN/STDOUT pipes, or one connected unix/tcp socket.
+ */
+final class StreamRelay implements RelayInterface
+{
+    public const READ_SIZE = 65536;
+
+    /** @var resource */
+    private $in;
+    /** @var resource */
+    private $out;
+    private bool $closed = false;
+
+    /**
+     * @param resource $in
+     * @param resource $out
+     */
+    public function __construct($in, $out, private readonly bool $stdout = false)
+    {
+        if (!\is_resource($in) || !\is_resource($out)) {
+            throw new \InvalidArgumentException('StreamRelay needs two open stream resources');
+        }
+        $this->in = $in;
+        $this->out = $out;
+        // Unbuffered reads make fread() return whatever one read(2) yields (up to 64 KiB)
+        // instead of PHP's 8 KiB chunking, and keep stream_select() truthful.
+        stream_set_read_buffer($in, 0);
+        stream_set_chunk_size($in, self::READ_SIZE);
+        stream_set_write_buffer($out, 0);
+        stream_set_blocking($in, true);
+        stream_set_blocking($out, true);
+    }
+
+    /**
+     * Builds the relay named by a DSN: "pipes", "unix:///path/to.sock" or "tcp://host:port".
+     */
+    public static function fromDsn(string $dsn, float $connectTimeout = 10.0): self
+    {
+        if ($dsn === '' || $dsn === 'pipes' || $dsn === 'pipe') {
+            $in = \defined('STDIN') ? STDIN : fopen('php://stdin', 'rb');
+            $out = \defined('STDOUT') ? STDOUT : fopen('php://stdout', 'wb');
+
+            return new self($in, $out, true);
+        }
+        if (!preg_match('~^(unix|tcp)://(.+)$~', $dsn, $m)) {
+            throw new RelayException(
+                "unsupported relay \"$dsn\": expected pipes, unix:///path or tcp://host:port"
+            );
+        }
+        $socket = @stream_socket_client($dsn, $errno, $error, $connectTimeout);
+        if ($socket === false) {
+            throw new RelayException("cannot connect relay $dsn: $error (errno $errno)");
+        }
+        // The server may stay idle for hours between jobs; the default socket timeout
+        // (60 s) would only make read() wake up and loop.
+        stream_set_timeout($socket, 86400);
+
+        return new self($socket, $socket, false);
+    }
+
+    public function write(string $bytes): void
+    {
+        $length = \strlen($bytes);
+        $written = 0;
+        $stalls = 0;
+        while ($written < $length) {
+            $n = @fwrite($this->out, $written === 0 ? $bytes : substr($bytes, $written));
+            // A blocking stream only returns 0 transiently; a few in a row means it is dead.
+            if ($n === false || ($n === 0 && ++$stalls > 100)) {
+                $error = error_get_last()['message'] ?? 'no progress';
+                throw new RelayException("relay write failed after $written of $length bytes: $error");
+            }
+            $written += $n;
+        }
+    }
+
+    public function read(): string
+    {
+        while (true) {
+            $data = @fread($this->in, self::READ_SIZE);
+            if ($data !== false && $data !== '') {
+                return $data;
+            }
+            if (feof($this->in)) {
+                throw new RelayClosedException('relay closed by the server');
+            }
+            if ($data === false) {
+                $error = error_get_last()['message'] ?? 'unknown error';
+                throw new RelayException("relay read failed: $error");
+            }
+            // Empty read without EOF: a signal interrupted us or a socket read timed out.
+        }
+    }
+
+    public function readStream()
+    {
+        return $this->in;
+    }
+
+    public function usesStdout(): bool
+    {
+        return $this->stdout;
+    }
+
+    public function close(): void
+    {
+        if ($this->closed) {
+            return;
+        }
+        $this->closed = true;
+        if (!$this->stdout) {
+            @fclose($this->in);
+            if ($this->out !== $this->in) {
+                @fclose($this->out);
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Tests;
+
+use Ferry\Worker\Frame;
+use Ferry\Worker\Tests\Support\Http;
+use Ferry\Worker\Tests\Support\WorkerProcess;
+use PHPUnit\Framework\TestCase;
+
+/**
+ * Fiber mode in real worker processes: jobs that wait on the loop overlap and answer as
+ * they finish.
+ */
+final class FiberModeTest extends TestCase
+{
+    private const FIBER = __DIR__ . '/fixtures/fiber-worker.php';
+
+    /**
+     * @param list<Frame> $frames
+     * @return list<int>
+     */
+    private static function ids(array $frames): array
+    {
+        return array_map(static fn (Frame $f): int => $f->options[1], $frames);
+    }
+
+    public function testSleepingJobsCompleteOutOfOrderWithTheirOwnOutput(): void
+    {
+        $worker = new WorkerProcess(self::FIBER);
+        $worker->handshake();
+        $worker->send(WorkerProcess::job(1, '0.4') . WorkerProcess::job(2, '0.02') . WorkerProcess::job(3, '0.2'));
+        $answers = $worker->readFrames(3);
+        self::assertSame([2, 3, 1], self::ids($answers));
+        // Each job's echoes, made on both sides of its suspension, stay with that job.
+        self::assertSame(['0.02|<2::2>', '0.2|<3::3>', '0.4|<1::1>'], array_map(static fn (Frame $f) => $f->payload, $answers));
+    }
+
+    public function testMaxConcurrencyOneRunsJobsInArrivalOrder(): void
+    {
+        $worker = new WorkerProcess(self::FIBER, ['FERRY_MAX_CONCURRENCY' => '1']);
+        $worker->handshake();
+        $worker->send(WorkerProcess::job(1, '0.2') . WorkerProcess::job(2, '0.01') . WorkerProcess::job(3, '0.1'));
+        self::assertSame([1, 2, 3], self::ids($worker->readFrames(3)));
+    }
+
+    public function testJobsArrivingWhileOthersWaitAreStarted(): void
+    {
+        $worker = new WorkerProcess(self::FIBER);
+        $worker->handshake();
+        $worker->send(WorkerProcess::job(1, '0.6'));
+        usleep(100000);
+        $worker->send(WorkerProcess::job(2, '0'));
+        self::assertSame([2, 1], self::ids($worker->readFrames(2)));
+    }
+
+    public function testFailingJobGetsAnErrorFrameOthersSucceed(): void
+    {
+        $worker = new WorkerProcess(self::FIBER);
+        $worker->handshake();
+        $worker->send(WorkerProcess::job(1, '0.1') . WorkerProcess::job(2, 'throw') . WorkerProcess::job(3, '0'));
+        $answers = $worker->readFrames(3);
+        self::assertSame([3, 2, 1], self::ids($answers));
+        self::assertSame(Frame::ERROR, $answers[1]->flags);
+        self::assertStringStartsWith('RuntimeException: fiber job failed', $answers[1]->payload);
+        self::assertSame(Frame::CODEC_RAW, $answers[2]->flags);
+    }
+
+    public function testStopWaitsForJobsInFlight(): void
+    {
+        $worker = new WorkerProcess(self::FIBER);
+        $worker->handshake();
+        $worker->send(WorkerProcess::job(1, '0.3') . WorkerProcess::job(2, '0.1'));
+        $worker->sendStop();
+        self::assertSame([2, 1], self::ids($worker->readFrames(2)));
+        self::assertSame('', $worker->drainUntilClosed());
+        self::assertSame(0, $worker->wait());
+    }
+
+    public function testFiberSuspendedOutsideTheLoopIsFailedAtStop(): void
+    {
+        $worker = new WorkerProcess(self::FIBER);
+        $worker->handshake();
+        $worker->send(WorkerProcess::job(1, 'suspend') . WorkerProcess::job(2, '0'));
+        self::assertSame([2], self::ids($worker->readFrames(1)));
+        $worker->sendStop();
+        $stuck = $worker->readFrames(1)[0];
+        self::assertSame([Frame::ERROR, [0, 1]], [$stuck->flags, $stuck->options]);
+        self::assertStringContainsString('suspended its Fiber', $stuck->payload);
+        self::assertSame(0, $worker->wait());
+    }
+
+    public function testHttpWorkerInFiberMode(): void
+    {
+        $worker = new WorkerProcess(__DIR__ . '/fixtures/http-worker.php', ['FERRY_FIBERS' => '1'], 'unix');
+        $worker->handshake();
+        $worker->send(Http::job(1, '/sleep?s=0.3') . Http::job(2, '/sleep?s=0.01') . Http::job(3, '/hello'));
+        $answers = array_map(Http::answer(...), $worker->readFrames(3));
+        self::assertSame([3, 2, 1], array_column($answers, 'id'));
+        self::assertSame(['Hello world', '[0.01]slept 0.01 ', '[0.3]slept 0.3 '], array_column($answers, 'body'));
+    }
+}

@@ -1,0 +1,199 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Tests;
+
+use Ferry\Worker\Http\Request;
+use Ferry\Worker\ProtocolException;
+use PHPUnit\Framework\TestCase;
+
+final class HttpRequestTest extends TestCase
+{
+    /**
+     * A context shaped like docs/protocol.md "HTTP request context".
+     *
+     * @param array<string, mixed> $override
+     */
+    public static function context(array $override = []): string
+    {
+        return serialize($override + [
+            'method' => 'GET',
+            'uri' => '/shop/items?id=5&tags[]=a&tags[]=b&x.y=1',
+            'path' => '/shop/items',
+            'query' => 'id=5&tags[]=a&tags[]=b&x.y=1',
+            'protocol' => 'HTTP/1.1',
+            'remote_addr' => '10.1.2.3:53412',
+            'host' => 'example.com:8080',
+            'headers' => [
+                'Accept' => ['text/html', 'application/json'],
+                'Cookie' => ['a=1', 'b=2'],
+                'X-Request-Id' => ['abc'],
+            ],
+            'cookies' => ['a' => '1', 'b' => '2'],
+            'form' => [],
+            'files' => [],
+            'parsed' => false,
+        ]);
+    }
+
+    public function testDecodesTheContextFields(): void
+    {
+        $r = Request::fromContext(self::context(), '');
+        self::assertSame('GET', $r->method);
+        self::assertSame('/shop/items?id=5&tags[]=a&tags[]=b&x.y=1', $r->uri);
+        self::assertSame('/shop/items', $r->path);
+        self::assertSame('HTTP/1.1', $r->protocol);
+        self::assertSame('example.com:8080', $r->host);
+        self::assertSame(['a' => '1', 'b' => '2'], $r->cookies);
+        self::assertSame('1', $r->cookie('a'));
+        self::assertNull($r->cookie('zzz'));
+        self::assertSame([], $r->post());
+        self::assertSame([], $r->files());
+    }
+
+    public function testCookiesAreDecodedLikePhp(): void
+    {
+        // Expected values taken from PHP's built-in server for the same Cookie header.
+        $r = Request::fromContext(self::context([
+            'cookies' => ['a' => 'v%201', 'b' => 'x+y', 'c.d' => '1', 'e[k]' => '2', 'e[]' => '3', 'f' => '%zz', 'g' => '', 'j k' => '1'],
+        ]), '');
+        self::assertSame(
+            ['a' => 'v 1', 'b' => 'x+y', 'c_d' => '1', 'e' => ['k' => '2', 0 => '3'], 'f' => '%zz', 'g' => '', 'j_k' => '1'],
+            $r->cookies
+        );
+    }
+
+    public function testQueryIsParsedLikeGet(): void
+    {
+        $r = Request::fromContext(self::context(), '');
+        self::assertSame(['id' => '5', 'tags' => ['a', 'b'], 'x_y' => '1'], $r->query());
+    }
+
+    public function testHeadersAreCaseInsensitive(): void
+    {
+        $r = Request::fromContext(self::context(), '');
+        self::assertSame('text/html', $r->header('accept'));
+        self::assertSame('text/html, application/json', $r->headerLine('ACCEPT'));
+        self::assertSame('abc', $r->header('x-request-id'));
+        self::assertTrue($r->hasHeader('X-REQUEST-ID'));
+        self::assertNull($r->header('Missing'));
+        self::assertSame('d', $r->header('Missing', 'd'));
+        self::assertSame('', $r->headerLine('Missing'));
+    }
+
+    public function testServerParams(): void
+    {
+        $s = Request::fromContext(self::context(), '')->server();
+        self::assertSame('GET', $s['REQUEST_METHOD']);
+        self::assertSame('/shop/items?id=5&tags[]=a&tags[]=b&x.y=1', $s['REQUEST_URI']);
+        self::assertSame('id=5&tags[]=a&tags[]=b&x.y=1', $s['QUERY_STRING']);
+        self::assertSame('10.1.2.3', $s['REMOTE_ADDR']);
+        self::assertSame('53412', $s['REMOTE_PORT']);
+        self::assertSame('example.com:8080', $s['HTTP_HOST']);
+        self::assertSame('example.com', $s['SERVER_NAME']);
+        self::assertSame('8080', $s['SERVER_PORT']);
+        self::assertSame('HTTP/1.1', $s['SERVER_PROTOCOL']);
+        self::assertSame('text/html, application/json', $s['HTTP_ACCEPT']);
+        self::assertSame('a=1; b=2', $s['HTTP_COOKIE']);
+        self::assertSame('abc', $s['HTTP_X_REQUEST_ID']);
+        self::assertEqualsWithDelta(microtime(true), $s['REQUEST_TIME_FLOAT'], 5.0);
+    }
+
+    public function testIpv6RemoteAddress(): void
+    {
+        $s = Request::fromContext(self::context(['remote_addr' => '[::1]:4000', 'host' => '[::1]:8080']), '')->server();
+        self::assertSame('::1', $s['REMOTE_ADDR']);
+        self::assertSame('4000', $s['REMOTE_PORT']);
+        self::assertSame('::1', $s['SERVER_NAME']);
+        self::assertSame('8080', $s['SERVER_PORT']);
+    }
+
+    public function testUrlencodedBodyIsParsedLikePost(): void
+    {
+        $body = 'name=J%C3%B6rg&list[]=1&list[]=2&map[k]=v&plus=a+b';
+        $r = Request::fromContext(self::context([
+            'method' => 'POST',
+            'headers' => ['Content-Type' => ['application/x-www-form-urlencoded; charset=UTF-8'], 'Content-Length' => [(string) \strlen($body)]],
+        ]), $body);
+        self::assertSame(['name' => 'Jörg', 'list' => ['1', '2'], 'map' => ['k' => 'v'], 'plus' => 'a b'], $r->post());
+        self::assertSame($body, $r->body);
+        self::assertSame('application/x-www-form-urlencoded', $r->mediaType());
+        self::assertSame('application/x-www-form-urlencoded; charset=UTF-8', $r->server()['CONTENT_TYPE']);
+        self::assertSame((string) \strlen($body), $r->server()['CONTENT_LENGTH']);
+    }
+
+    public function testOtherBodiesAreNotParsedAsForms(): void
+    {
+        $r = Request::fromContext(self::context([
+            'method' => 'POST',
+            'headers' => ['Content-Type' => ['application/json']],
+        ]), '{"a":[1,2]}');
+        self::assertSame([], $r->post());
+        self::assertSame(['a' => [1, 2]], $r->json());
+    }
+
+    public function testMultipartPairsRebuildNestedPostAndFiles(): void
+    {
+        $r = Request::fromContext(self::context([
+            'method' => 'POST',
+            'headers' => ['Content-Type' => ['multipart/form-data; boundary=xyz']],
+            'form' => [['title', 'Hello'], ['tags[]', 'a'], ['tags[]', 'b'], ['user[name]', 'Ann'], ['user[roles][]', 'admin'], ['a.b', 'dot']],
+            'files' => [
+                ['avatar', 'me.png', 'image/png', '/tmp/f1', 0, 123],
+                ['docs[]', 'a.pdf', 'application/pdf', '/tmp/f2', 0, 10],
+                ['docs[]', 'b.pdf', 'application/pdf', '/tmp/f3', 0, 20],
+                ['deep[x][y]', 'c.txt', 'text/plain', '', UPLOAD_ERR_NO_FILE, 0],
+            ],
+            'parsed' => true,
+        ]), '');
+        self::assertSame([
+            'title' => 'Hello',
+            'tags' => ['a', 'b'],
+            'user' => ['name' => 'Ann', 'roles' => ['admin']],
+            'a_b' => 'dot',
+        ], $r->post());
+        $files = $r->files();
+        self::assertSame(
+            ['name' => 'me.png', 'full_path' => 'me.png', 'type' => 'image/png', 'tmp_name' => '/tmp/f1', 'error' => 0, 'size' => 123],
+            $files['avatar']
+        );
+        self::assertSame(['a.pdf', 'b.pdf'], $files['docs']['name']);
+        self::assertSame(['/tmp/f2', '/tmp/f3'], $files['docs']['tmp_name']);
+        self::assertSame([10, 20], $files['docs']['size']);
+        self::assertSame([0, 0], $files['docs']['error']);
+        self::assertSame(UPLOAD_ERR_NO_FILE, $files['deep']['error']['x']['y']);
+        self::assertSame('c.txt', $files['deep']['name']['x']['y']);
+    }
+
+    public function testMissingOptionalFieldsGetDefaults(): void
+    {
+        $r = Request::fromContext(serialize(['method' => 'DELETE']), 'x');
+        self::assertSame('/', $r->uri);
+        self::assertSame([], $r->headers);
+        self::assertSame([], $r->query());
+        self::assertSame('x', $r->body);
+    }
+
+    /**
+     * @return iterable<string, array{string, string}>
+     */
+    public static function badContexts(): iterable
+    {
+        yield 'not serialized' => ['{"method":"GET"}', 'not a serialized request array'];
+        yield 'not an array' => [serialize('GET'), 'not a serialized request array'];
+        yield 'no method' => [serialize(['uri' => '/']), 'not a serialized request array'];
+        yield 'headers not an array' => [serialize(['method' => 'GET', 'headers' => 'x']), 'wrong type'];
+        yield 'object refused' => [serialize(['method' => 'GET', 'cookies' => new \ArrayObject()]), 'wrong type'];
+    }
+
+    /**
+     * @dataProvider badContexts
+     */
+    public function testBadContextIsAProtocolError(string $context, string $message): void
+    {
+        $this->expectException(ProtocolException::class);
+        $this->expectExceptionMessage($message);
+        Request::fromContext($context, '');
+    }
+}

@@ -1,0 +1,82 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Tests;
+
+use Ferry\Worker\Http\Response;
+use PHPUnit\Framework\TestCase;
+
+final class HttpResponseTest extends TestCase
+{
+    public function testContextIsTheDocumentedJson(): void
+    {
+        $r = new Response(201, ['X-A' => ['1', '2'], 'Content-Type' => 'text/plain'], 'body');
+        self::assertSame('{"status":201,"headers":{"X-A":["1","2"],"Content-Type":["text/plain"]}}', $r->context());
+        self::assertSame('body', $r->body);
+    }
+
+    public function testEmptyHeadersEncodeAsAnObject(): void
+    {
+        self::assertSame('{"status":204,"headers":{}}', (new Response(204))->context());
+    }
+
+    public function testHeaderReplacesAnyCaseAndAddHeaderAppends(): void
+    {
+        $r = (new Response())->header('X-Thing', 'a')->addHeader('x-thing', 'b');
+        self::assertSame(['a', 'b'], $r->getHeader('X-THING'));
+        $r->header('x-THING', 'c');
+        self::assertSame(['x-THING' => ['c']], $r->getHeaders());
+        $r->removeHeader('X-Thing');
+        self::assertSame([], $r->getHeaders());
+    }
+
+    public function testHelpers(): void
+    {
+        self::assertSame(['text/plain; charset=utf-8'], Response::text('x')->getHeader('content-type'));
+        self::assertSame(['text/html; charset=utf-8'], Response::html('x')->getHeader('content-type'));
+        $json = Response::json(['a' => 'é/'], 422);
+        self::assertSame('{"a":"é/"}', $json->body);
+        self::assertSame(422, $json->getStatus());
+        $redirect = Response::redirect('/login');
+        self::assertSame(302, $redirect->getStatus());
+        self::assertSame(['/login'], $redirect->getHeader('Location'));
+        self::assertSame('ab', (new Response())->write('a')->write('b')->body);
+    }
+
+    public function testCookiesBecomeSetCookieHeaders(): void
+    {
+        $r = (new Response())
+            ->cookie('sid', 'a b;c', 0, '/', '', true, true, 'Lax')
+            ->cookie('theme', 'dark', 2000000000, '/app', 'example.com');
+        $lines = $r->getHeader('Set-Cookie');
+        self::assertSame('sid=a%20b%3Bc; path=/; secure; HttpOnly; SameSite=Lax', $lines[0]);
+        self::assertStringStartsWith('theme=dark; expires=Wed, 18 May 2033 03:33:20 GMT; Max-Age=', $lines[1]);
+        self::assertStringEndsWith('; path=/app; domain=example.com', $lines[1]);
+        self::assertStringContainsString('"Set-Cookie":["sid=', $r->context());
+    }
+
+    /**
+     * @return iterable<string, array{callable(): mixed, string}>
+     */
+    public static function invalid(): iterable
+    {
+        yield 'status too low' => [static fn () => new Response(99), 'within 100..599'];
+        yield 'status too high' => [static fn () => (new Response())->status(600), 'within 100..599'];
+        yield 'header name with space' => [static fn () => (new Response())->header('Bad Name', 'x'), 'invalid HTTP header name'];
+        yield 'header injection' => [static fn () => (new Response())->header('X', "a\r\nSet-Cookie: x=1"), 'CR, LF or NUL'];
+        yield 'cookie name' => [static fn () => (new Response())->cookie('a=b', 'x'), 'invalid cookie name'];
+        yield 'cookie path' => [static fn () => (new Response())->cookie('a', 'x', 0, '/;x'), 'invalid path'];
+        yield 'samesite' => [static fn () => (new Response())->cookie('a', 'x', 0, '', '', false, false, 'Sometimes'), 'SameSite'];
+    }
+
+    /**
+     * @dataProvider invalid
+     */
+    public function testInvalidValuesAreRefused(callable $build, string $message): void
+    {
+        $this->expectException(\InvalidArgumentException::class);
+        $this->expectExceptionMessage($message);
+        $build();
+    }
+}

@@ -1,0 +1,148 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Tests;
+
+use Ferry\Worker\Loop;
+use PHPUnit\Framework\TestCase;
+
+final class LoopTest extends TestCase
+{
+    private Loop $loop;
+
+    protected function setUp(): void
+    {
+        $this->loop = new Loop();
+        Loop::setDefault($this->loop);
+    }
+
+    protected function tearDown(): void
+    {
+        Loop::setDefault(null);
+    }
+
+    public function testTimersFireByDueTimeThenInsertionOrder(): void
+    {
+        $order = [];
+        $this->loop->delay(0.03, static function () use (&$order): void {
+            $order[] = 'late';
+        });
+        $this->loop->delay(0.0, static function () use (&$order): void {
+            $order[] = 'now-1';
+        });
+        $this->loop->delay(0.0, static function () use (&$order): void {
+            $order[] = 'now-2';
+        });
+        $cancelled = $this->loop->delay(0.01, static function () use (&$order): void {
+            $order[] = 'cancelled';
+        });
+        $this->loop->defer(static function () use (&$order): void {
+            $order[] = 'deferred';
+        });
+        $this->loop->cancel($cancelled);
+        $this->loop->run();
+        self::assertSame(['deferred', 'now-1', 'now-2', 'late'], $order);
+        self::assertFalse($this->loop->hasPending());
+    }
+
+    public function testSleepingFibersCompleteOutOfOrder(): void
+    {
+        $done = [];
+        foreach ([1 => 0.15, 2 => 0.03, 3 => 0.08] as $id => $seconds) {
+            $fiber = new \Fiber(static function () use ($id, $seconds, &$done): void {
+                Loop::sleep($seconds);
+                $done[] = $id;
+            });
+            $fiber->start();
+        }
+        self::assertSame([], $done, 'fibers must be suspended, not blocking');
+        $this->loop->run();
+        self::assertSame([2, 3, 1], $done);
+    }
+
+    public function testAwaitReadableResumesWhenDataArrives(): void
+    {
+        [$a, $b] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+        $result = null;
+        $fiber = new \Fiber(function () use ($a, &$result): void {
+            $ready = $this->loop->awaitReadable($a, 5.0);
+            $result = [$ready, fread($a, 100)];
+        });
+        $fiber->start();
+        $this->loop->delay(0.02, static fn () => fwrite($b, 'ping'));
+        $this->loop->run();
+        self::assertSame([true, 'ping'], $result);
+        self::assertFalse($this->loop->hasPending(), 'watcher and timeout timer removed');
+        fclose($a);
+        fclose($b);
+    }
+
+    public function testAwaitReadableTimesOut(): void
+    {
+        [$a, $b] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+        $result = null;
+        $fiber = new \Fiber(function () use ($a, &$result): void {
+            $result = $this->loop->awaitReadable($a, 0.02);
+        });
+        $fiber->start();
+        $this->loop->run();
+        self::assertFalse($result);
+        self::assertFalse($this->loop->hasPending());
+        fclose($a);
+        fclose($b);
+    }
+
+    public function testAwaitOutsideAFiberRunsTheLoop(): void
+    {
+        [$a, $b] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+        self::assertTrue($this->loop->awaitWritable($a, 1.0));
+        $this->loop->delay(0.01, static fn () => fwrite($b, 'x'));
+        self::assertTrue($this->loop->awaitReadable($a, 1.0));
+        self::assertSame('x', fread($a, 10));
+        fclose($a);
+        fclose($b);
+    }
+
+    public function testSleepOutsideAFiberLetsOtherWorkRun(): void
+    {
+        $ran = false;
+        $fiber = new \Fiber(static function () use (&$ran): void {
+            Loop::sleep(0.01);
+            $ran = true;
+        });
+        $fiber->start();
+        Loop::sleep(0.05);
+        self::assertTrue($ran);
+    }
+
+    public function testReadableWatcherRepeatsUntilCancelled(): void
+    {
+        [$a, $b] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+        $chunks = [];
+        $this->loop->onReadable($a, function ($stream, int $id) use (&$chunks): void {
+            $chunks[] = fread($stream, 100);
+            if (\count($chunks) === 2) {
+                $this->loop->cancel($id);
+            }
+        });
+        fwrite($b, 'one');
+        $this->loop->tick();
+        fwrite($b, 'two');
+        $this->loop->run();
+        self::assertSame(['one', 'two'], $chunks);
+        fclose($a);
+        fclose($b);
+    }
+
+    public function testExceptionInAResumedFiberPropagatesFromTick(): void
+    {
+        $fiber = new \Fiber(static function (): void {
+            Loop::sleep(0.0);
+            throw new \RuntimeException('from fiber');
+        });
+        $fiber->start();
+        $this->expectExceptionMessage('from fiber');
+        $this->loop->run();
+    }
+}
