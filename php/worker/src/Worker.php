@@ -391,7 +391,7 @@ final class Worker
         if ($value === false || $value === '') {
             return $default;
         }
-        if (!ctype_digit($value)) {
+        if (preg_match('/\A\d+\z/', $value) !== 1) { // no ctype: workers may run with php -n
             throw new \InvalidArgumentException("$name must be a positive integer, got \"$value\"");
         }
 
