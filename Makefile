@@ -35,6 +35,7 @@ test-php:
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 10s ./internal/frame
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 5s ./internal/config
+	$(GO) test -run XXX -fuzz FuzzScanAnswer -fuzztime 5s ./internal/gateway
 
 bench: deps build
 	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO))

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -9,8 +10,19 @@ import (
 
 // answer is the response context a worker sends: {"status":N,"headers":{...}}.
 type answer struct {
-	Status  int                 `json:"status"`
-	Headers map[string][]string `json:"headers"`
+	Status  int       `json:"status"`
+	Headers headerMap `json:"headers"`
+}
+
+// headerMap accepts [] too: PHP's json_encode writes an empty array that way.
+type headerMap map[string][]string
+
+func (h *headerMap) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "[]" {
+		*h = nil
+		return nil
+	}
+	return json.Unmarshal(b, (*map[string][]string)(h))
 }
 
 func writeAnswer(resp *fasthttp.Response, ctx, body []byte) error {

@@ -77,7 +77,7 @@ func (s *scanner) num() (int, bool) {
 	for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
 		j++
 	}
-	if j == s.i || j-s.i > 4 {
+	if j == s.i || j-s.i > 4 || (s.b[s.i] == '0' && j-s.i > 1) {
 		return 0, false
 	}
 	n, _ := strconv.Atoi(string(s.b[s.i:j]))
@@ -115,6 +115,9 @@ func (s *scanner) escaped(start int) ([]byte, bool) {
 			s.i++
 			s.tmp = out
 			return out, true
+		}
+		if c < 0x20 {
+			return nil, false
 		}
 		if c != '\\' {
 			out = append(out, c)

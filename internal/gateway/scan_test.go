@@ -1,0 +1,135 @@
+package gateway
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+// headersOf collects what ended up in the response, in order, per name.
+func headersOf(r *fasthttp.Response) map[string][]string {
+	m := map[string][]string{}
+	r.Header.VisitAll(func(k, v []byte) {
+		if string(k) == "Content-Type" || string(k) == "Server" || string(k) == "Date" {
+			return
+		}
+		m[string(k)] = append(m[string(k)], string(v))
+	})
+	return m
+}
+
+func TestScanAnswerMatchesEncodingJSON(t *testing.T) {
+	cases := []string{
+		`{"status":200,"headers":{"X-A":["1","2"],"Set-Cookie":["a=b; path=\/"]}}`,
+		`{"status":404,"headers":[]}`,
+		`{"headers":{"X-Esc":["tab\there \"q\" \u00e9 \\ back"]},"status":201}`,
+		`{}`,
+		` { "status" : 302 , "headers" : { "Location" : [ "\/x" ] } } `,
+	}
+	for _, c := range cases {
+		var fast fasthttp.Response
+		status, ok := scanAnswer([]byte(c), &fast)
+		if !ok {
+			t.Fatalf("fast path refused %s", c)
+		}
+		var a answer
+		if err := json.Unmarshal([]byte(c), &a); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]string{}
+		for k, vs := range a.Headers {
+			want[k] = vs
+		}
+		if status != a.Status || !reflect.DeepEqual(headersOf(&fast), want) {
+			t.Fatalf("%s: fast %d %v, json %d %v", c, status, headersOf(&fast), a.Status, want)
+		}
+	}
+}
+
+func TestScanAnswerRefusesWhatItDoesNotKnow(t *testing.T) {
+	for _, c := range []string{
+		``, `[]`, `{"status":"200"}`, `{"status":200,"extra":1}`, `{"status":200`,
+		`{"headers":{"A":"not a list"}}`, `{"headers":{"A":["\ud83d\ude00"]}}`, `{"status":200}x`,
+		`{"status":12345}`, `{"headers":{"A":["\x"]}}`,
+	} {
+		var r fasthttp.Response
+		if _, ok := scanAnswer([]byte(c), &r); ok {
+			t.Errorf("fast path accepted %q", c)
+		}
+	}
+}
+
+func TestWriteAnswerFallsBackAndRejects(t *testing.T) {
+	var r fasthttp.Response
+	// A surrogate pair goes to encoding/json and still works.
+	if err := writeAnswer(&r, []byte(`{"status":200,"headers":{"X-E":["\ud83d\ude00"]}}`), []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.Header.Peek("X-E")); got != "😀" {
+		t.Fatalf("X-E %q", got)
+	}
+	if string(r.Header.ContentType()) != "text/html; charset=UTF-8" {
+		t.Fatalf("default content type %q", r.Header.ContentType())
+	}
+	for _, bad := range []string{`not json`, `{"status":42}`, `{"status":1000}`} {
+		var r fasthttp.Response
+		if err := writeAnswer(&r, []byte(bad), nil); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// FuzzScanAnswer: whatever the fast scanner accepts, encoding/json must read the
+// same way; it may refuse more, never accept differently.
+func FuzzScanAnswer(f *testing.F) {
+	f.Add([]byte(`{"status":200,"headers":{"X-A":["1","2"]}}`))
+	f.Add([]byte(`{"headers":{"K":["\u00e9\/\n"]},"status":500}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast fasthttp.Response
+		status, ok := scanAnswer(b, &fast)
+		if !ok {
+			return
+		}
+		var a answer
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Fatalf("fast path accepted %q that encoding/json rejects: %v", b, err)
+		}
+		if status != a.Status {
+			t.Fatalf("status %d vs %d", status, a.Status)
+		}
+		for k, vs := range a.Headers {
+			for _, v := range vs {
+				found := false
+				fast.Header.VisitAll(func(hk, hv []byte) {
+					if string(hv) == v {
+						found = true
+					}
+				})
+				if !found && k != "" && isToken(k) && v != "" && printable(v) {
+					t.Fatalf("header %q=%q lost", k, v)
+				}
+			}
+		}
+	})
+}
+
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || c == ':' {
+			return false
+		}
+	}
+	return true
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] == 0x7f {
+			return false
+		}
+	}
+	return true
+}
