@@ -1,0 +1,15 @@
+<?php
+
+declare(strict_types=1);
+
+// Lets the package be used straight from a checkout, without `composer install`.
+spl_autoload_register(static function (string $class): void {
+    $prefix = 'Ferry\\MsgPack\\';
+    if (strncmp($class, $prefix, strlen($prefix)) !== 0) {
+        return;
+    }
+    $file = __DIR__ . '/src/' . str_replace('\\', '/', substr($class, strlen($prefix))) . '.php';
+    if (is_file($file)) {
+        require $file;
+    }
+});
