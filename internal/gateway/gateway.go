@@ -109,6 +109,10 @@ func (h *Handler) execFailed(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, pool.ErrNoWorker), errors.Is(err, pool.ErrQueueFull), errors.Is(err, pool.ErrClosed):
 		ctx.Response.Header.Set("Retry-After", "1")
 		h.fail(ctx, fasthttp.StatusServiceUnavailable, "no worker available, retry shortly", err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The server is shutting down while the request waited for a worker.
+		ctx.Response.Header.Set("Retry-After", "1")
+		h.fail(ctx, fasthttp.StatusServiceUnavailable, "server shutting down, retry shortly", nil)
 	case errors.As(err, &je):
 		h.fail(ctx, fasthttp.StatusInternalServerError, "internal server error", err)
 	default:
