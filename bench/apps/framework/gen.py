@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Generates the framework-like benchmark app: the static core in skeleton/ (container,
+router, kernel, views, entry points) plus MODULES generated modules of 15 classes each
+(entity, repository, service, controller, provider, event, listener, ...), their config,
+translations, and a wrk Lua script that walks the app's pages.
+
+    python3 bench/apps/framework/gen.py OUT_DIR [--sdk php/worker/autoload.php] [--modules 20]
+"""
+
+import argparse
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from classes import CLASSES, HEAD  # noqa: E402
+
+SKELETON = os.path.join(HERE, "skeleton")
+NAMES = ["Catalog", "Orders", "Users", "Billing", "Search", "Reviews", "Shipping", "Inventory", "Payments",
+         "Messages", "Reports", "Coupons", "Accounts", "Media", "Tags", "Comments", "Sessions", "Settings",
+         "Audit", "Feeds", "Invoices", "Returns", "Vendors", "Warehouses", "Campaigns"]
+MAX_ID = 500
+PER_PAGE = 20
+
+
+def php_string(s):
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def modules(n):
+    if not 1 <= n <= len(NAMES):
+        raise ValueError(f"--modules must be between 1 and {len(NAMES)}, got {n}")
+    return [(name, name.lower()) for name in NAMES[:n]]
+
+
+def generate(out, sdk_autoload, n_modules=20):
+    """Writes the app into out (replacing it); returns facts the harness needs."""
+    mods = modules(n_modules)
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    shutil.copytree(SKELETON, out)
+    worker = os.path.join(out, "worker.php")
+    with open(worker) as f:
+        text = f.read()
+    write(worker, text.replace("'{{SDK_AUTOLOAD}}'", php_string(os.path.abspath(sdk_autoload))))
+
+    classes = 0
+    for name, slug in mods:
+        for suffix, body in CLASSES.items():
+            code = (HEAD + body).replace("@M@", name).replace("@m@", slug)
+            code = code.replace("@MAX@", str(MAX_ID)).replace("@PER@", str(PER_PAGE))
+            write(os.path.join(out, "src", "App", name, f"{name}{suffix}.php"), code)
+            classes += 1
+    for root, _, files in os.walk(SKELETON):
+        classes += sum(1 for f in files if f.endswith(".php") and os.sep + "src" + os.sep in root + os.sep)
+
+    providers = ["App\\Home\\HomeServiceProvider"] + [f"App\\{n}\\{n}ServiceProvider" for n, _ in mods]
+    write(os.path.join(out, "config", "providers.php"), "<?php\n\ndeclare(strict_types=1);\n\nreturn [\n"
+          + "".join(f"    {php_string(p)},\n" for p in providers) + "];\n")
+    module_map = "".join(f"        {php_string(s)} => {php_string(n)},\n" for n, s in mods)
+    write(os.path.join(out, "config", "app.php"), f"""<?php
+
+declare(strict_types=1);
+
+return [
+    'app' => ['name' => 'Ferry Bench Shop'],
+    'paths' => ['templates' => __DIR__ . '/../templates', 'translations' => __DIR__ . '/translations.php'],
+    'middleware' => [
+        Framework\\Middleware\\SessionMiddleware::class,
+        Framework\\Middleware\\ThemeMiddleware::class,
+        Framework\\Middleware\\SecurityHeadersMiddleware::class,
+    ],
+    'modules' => [
+{module_map}    ],
+];
+""")
+    messages = {"app.name": "Ferry Bench Shop", "nav.home": "Home", "nav.back": "Back to the list",
+                "footer.text": "© {year} Ferry benchmark", "home.guest": "Welcome, guest.",
+                "home.member": "Welcome back.", "list.summary": "{count} items on page {page}",
+                "col.name": "Name", "col.price": "Price", "col.stock": "Stock", "col.tags": "Tags",
+                "currency": "EUR", "stock.out": "out of stock", "stock.in": "{n} in stock"}
+    for name, slug in mods:
+        messages[f"{slug}.title"] = f"All {name.lower()}"
+        for i in range(10):
+            messages[f"{slug}.message{i}"] = f"{name} message number {i}"
+    write(os.path.join(out, "config", "translations.php"), "<?php\n\ndeclare(strict_types=1);\n\nreturn [\n"
+          + "".join(f"    {php_string(k)} => {php_string(v)},\n" for k, v in messages.items()) + "];\n")
+
+    paths = ["/"]
+    for i, (_, slug) in enumerate(mods):
+        paths += [f"/{slug}", f"/{slug}?page={i % 5 + 2}", f"/{slug}/{(i * 37) % MAX_ID + 1}",
+                  f"/{slug}/{(i * 91) % MAX_ID + 1}"]
+    write(os.path.join(out, "paths.lua"), lua_script(paths))
+    return {"root": out, "classes": classes, "modules": len(mods), "routes": 1 + 2 * len(mods),
+            "paths": paths, "fpm_script": os.path.join(out, "public", "index.php"),
+            "preload": os.path.join(out, "preload.php"), "worker": worker, "lua": os.path.join(out, "paths.lua")}
+
+
+def lua_script(paths):
+    """wrk script: every request takes the next path, and alternates theme and session cookies."""
+    items = ",\n".join(f'  "{p}"' for p in paths)
+    return f"""-- Generated by bench/apps/framework/gen.py: walks the app's pages in order.
+local paths = {{
+{items}
+}}
+local i = 0
+request = function()
+  i = i + 1
+  local p = paths[(i % #paths) + 1]
+  local cookie = "theme=" .. ((i % 2 == 0) and "dark" or "light")
+  if i % 3 == 0 then cookie = cookie .. "; sid=s" .. (i % 1000) end
+  return wrk.format("GET", p, {{["Cookie"] = cookie}})
+end
+"""
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out", help="directory to write (replaced if it exists)")
+    p.add_argument("--sdk", default=os.path.join(HERE, "..", "..", "..", "php", "worker", "autoload.php"),
+                   help="php/worker autoload.php for the Ferry entry point")
+    p.add_argument("--modules", type=int, default=20, help=f"generated modules, 15 classes each (1..{len(NAMES)})")
+    a = p.parse_args(argv)
+    try:
+        facts = generate(a.out, a.sdk, a.modules)
+    except (ValueError, OSError) as e:
+        p.error(str(e))
+    print(f"{facts['classes']} classes, {facts['routes']} routes in {facts['root']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""The benchmark harness's building blocks (see bench/README.md, "Layout")."""

@@ -1,0 +1,90 @@
+"""HTTP comparisons: start systems, check them, load them with wrk in alternation."""
+
+from . import method, wrk
+from .proc import StartError
+
+
+def start_all(ctx, systems, check):
+    """Starts every system and runs check(system) on it. A system that fails is stopped,
+    reported as a failure, and left out; the others are returned."""
+    ok = []
+    errors = {}
+    for s in systems:
+        ctx.progress(f"starting {s.label}")
+        try:
+            s.start()
+            check(s)
+            ok.append(s)
+            ctx.progress(f"{s.label} ready on {s.url}")
+        except (StartError, OSError) as e:
+            errors[s.key] = str(e)
+            ctx.fail(f"{s.label} did not start or answered wrongly: {e}")
+            s.stop()
+    return ok, errors
+
+
+def stop_all(systems):
+    for s in systems:
+        try:
+            s.stop()
+        except Exception:  # noqa: BLE001 - stopping must go on for the others
+            pass
+
+
+def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=True, settings=None):
+    """Alternates wrk runs over the systems; returns {key: result} in the systems' order."""
+    settings = settings or ctx.settings
+    conns = connections or ctx.connections
+    by_key = {s.key: s for s in systems}
+
+    def measure(key):
+        s = by_key[key]
+        dead = s.health()
+        if dead:
+            raise wrk.WrkError(dead)
+        res = wrk.run(s.url + path, settings.duration, conns, ctx.threads, script=script,
+                      eof_delimited=s.eof_delimited)
+        if errors_fatal and res["non2xx"]:
+            raise wrk.WrkError(f"{res['non2xx']} responses were not 2xx/3xx ({res['argv']})")
+        if errors_fatal and res["requests"] == 0:
+            raise wrk.WrkError(f"no request completed ({res['argv']})")
+        return res
+
+    state = method.alternate(list(by_key), measure, settings, "rps", ctx.progress)
+    out = {}
+    for key, st in state.items():
+        s = by_key[key]
+        if st["error"]:
+            ctx.fail(f"{s.label}: {st['error']}")
+        win = method.window_of(st, settings)
+        out[key] = {
+            "label": s.label, "settled": st["settled"], "error": st["error"], "quick": settings.quick,
+            "eof_delimited": s.eof_delimited,
+            "iterations": st["iterations"], "rounds": st["rounds"], "window": len(win),
+            "rps": method.summary([r["rps"] for r in win]),
+            "p50_ms": method.summary([r["p50_ms"] for r in win]),
+            "p99_ms": method.summary([r["p99_ms"] for r in win]),
+            "failed_share": method.summary([r["failed_share"] for r in win]),
+            "_state": st,
+        }
+    return out
+
+
+def ratios(results, pairs, settings, metric="rps"):
+    """pairs: (label, key_a, key_b). Paired per round, min/median/max of A/B."""
+    out = []
+    for label, a, b in pairs:
+        ra, rb = results.get(a), results.get(b)
+        if not ra or not rb or not ra["iterations"] or not rb["iterations"]:
+            out.append({"label": label, "a": a, "b": b, "ratio": None,
+                        "reason": "one side did not run"})
+            continue
+        r = method.paired_ratios(ra["_state"], rb["_state"], metric, settings)
+        out.append({"label": label, "a": a, "b": b, "ratio": r,
+                    "reason": None if r else "no round where both answered"})
+    return out
+
+
+def public(results):
+    """The results without the internal per-round state (for results.json)."""
+    return {k: {kk: vv for kk, vv in v.items() if not kk.startswith("_")} for k, v in results.items()}

@@ -1,0 +1,170 @@
+"""Processes the harness starts: free ports, readiness probes, clean shutdown, RSS."""
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import time
+
+
+class StartError(Exception):
+    """A system under test did not start or did not answer as expected."""
+
+
+def free_port():
+    # The port is released before the server binds it; on a quiet loopback the window
+    # is small enough, and a clash shows up as a clear StartError.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(port, path="/", headers=None, timeout=5.0):
+    """One GET on 127.0.0.1:port; returns (status, headers dict lower-case, body bytes)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        resp = conn.getresponse()
+        body = resp.read()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
+    finally:
+        conn.close()
+
+
+def tail(path, lines=15):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()[-8192:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(data.splitlines()[-lines:])
+
+
+_RUNNING = set()
+
+
+def stop_all_procs():
+    """Safety net for an interrupted run: stops whatever a scenario left running."""
+    for p in list(_RUNNING):
+        p.stop()
+
+
+class Proc:
+    """A child process in its own session, so it and its children can be signalled
+    together by the id we started, without touching anything else on the machine."""
+
+    def __init__(self, name, argv, log_path, cwd=None, env=None, stop_signal=signal.SIGTERM):
+        self.name = name
+        self.argv = argv
+        self.log_path = log_path
+        self.cwd = cwd
+        self.env = env
+        self.stop_signal = stop_signal
+        self.popen = None
+
+    def start(self):
+        log = open(self.log_path, "ab")
+        try:
+            self.popen = subprocess.Popen(
+                self.argv, cwd=self.cwd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as e:
+            raise StartError(f"{self.name}: cannot run {self.argv[0]}: {e}") from e
+        finally:
+            log.close()
+        _RUNNING.add(self)
+        return self
+
+    @property
+    def pid(self):
+        return self.popen.pid if self.popen else None
+
+    def alive(self):
+        return self.popen is not None and self.popen.poll() is None
+
+    def stop(self, grace=8.0):
+        _RUNNING.discard(self)
+        if self.popen is None or self.popen.poll() is not None:
+            self._reap_group()
+            return
+        try:
+            os.kill(self.popen.pid, self.stop_signal)
+        except ProcessLookupError:
+            pass
+        try:
+            self.popen.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self._kill_group(signal.SIGKILL)
+            self.popen.wait(timeout=5)
+        self._reap_group()
+
+    def _kill_group(self, sig):
+        try:
+            os.killpg(self.popen.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _reap_group(self):
+        # Children left behind by a crashed parent (PHP workers, fpm children) still carry
+        # our session's group id; they must not outlive the benchmark.
+        if self.popen is not None:
+            self._kill_group(signal.SIGKILL)
+
+
+def wait_http(proc, port, path="/", timeout=15.0, headers=None):
+    """Polls until the server answers anything on port; returns (status, headers, body)."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        if proc is not None and not proc.alive():
+            raise StartError(f"{proc.name} exited with code {proc.popen.returncode} before answering;"
+                             f" log {proc.log_path}:\n{tail(proc.log_path)}")
+        try:
+            return http_get(port, path, headers=headers, timeout=5.0)
+        except (OSError, http.client.HTTPException) as e:
+            last = e
+            time.sleep(0.1)
+    where = f"; log {proc.log_path}:\n{tail(proc.log_path)}" if proc else ""
+    raise StartError(f"nothing answered on 127.0.0.1:{port}{path} within {timeout:.0f}s ({last}){where}")
+
+
+def wait_file(path, proc, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            return
+        if not proc.alive():
+            raise StartError(f"{proc.name} exited with code {proc.popen.returncode};"
+                             f" log {proc.log_path}:\n{tail(proc.log_path)}")
+        time.sleep(0.05)
+    raise StartError(f"{proc.name} did not create {path} within {timeout:.0f}s:\n{tail(proc.log_path)}")
+
+
+def children(pid):
+    """Direct children of pid, found by scanning /proc (no psutil in the stdlib)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses: fields start after the last ')'.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            out.append(int(entry))
+    return sorted(out)
+
+
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None

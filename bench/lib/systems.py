@@ -1,0 +1,279 @@
+"""The systems under test, each started on 127.0.0.1 with a free port and its own
+generated configuration in the run's temp dir, and stopped afterwards."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+
+from .proc import Proc, StartError, children, free_port, http_get, rss_kib, wait_file, wait_http
+
+IS_ROOT = os.geteuid() == 0
+FPM_BIN = shutil.which("php-fpm8.2") or "/usr/sbin/php-fpm8.2"
+NGINX_BIN = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+def q(s):
+    # A JSON string is a valid double-quoted YAML scalar.
+    return json.dumps(str(s))
+
+
+class System:
+    """Base: a name, a port, processes to stop, and the PHP processes to weigh."""
+
+    kind = "?"
+    eof_delimited = False  # see wrk.parse
+
+    def __init__(self, ctx, key, label):
+        self.ctx = ctx
+        self.key = key
+        self.label = label
+        self.port = None
+        self.procs = []
+        # Per scenario, so that one scenario's logs do not overwrite another's.
+        self.dir = ctx.dir(ctx.scenario, key)
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        raise NotImplementedError
+
+    def stop(self):
+        for p in reversed(self.procs):
+            p.stop()
+        self.procs = []
+
+    def php_pids(self):
+        return []
+
+    def health(self):
+        """None while every process of the system runs, else why it stopped."""
+        for p in self.procs:
+            if not p.alive():
+                rc = p.popen.returncode
+                how = f"was killed by signal {-rc}" if rc < 0 else f"exited with code {rc}"
+                return f"{p.name} {how} (log {p.log_path})"
+        return None
+
+    def idle_rss(self):
+        """RSS (KiB) of each PHP process serving this system, right now."""
+        return [r for r in (rss_kib(p) for p in self.php_pids()) if r]
+
+    def _log(self, name):
+        return os.path.join(self.dir, f"{name}.log")
+
+
+class Ferry(System):
+    kind = "ferry"
+
+    def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None):
+        super().__init__(ctx, key, label)
+        self.worker = worker
+        self.pipeline = pipeline
+        self.admin = admin
+        self.env = env or {}
+        self.workers = workers or ctx.workers
+        self.config = None
+
+    def start(self):
+        self.port = free_port()
+        self.config = os.path.join(self.dir, "ferry.yaml")
+        sock = self.ctx.sock(f"{self.ctx.scenario[:8]}-{self.key}-admin.sock") if self.admin else ""
+        lines = ["server:", f"  address: {q(f'127.0.0.1:{self.port}')}",
+                 "pool:", f"  command: [php, {q(self.worker)}]", f"  num_workers: {self.workers}"]
+        if self.pipeline:
+            lines.append(f"  pipeline: {self.pipeline}")
+        if self.env:
+            lines.append("  env:")
+            lines += [f"    {k}: {q(v)}" for k, v in self.env.items()]
+        lines += ["admin:", f"  socket: {q(sock)}", "log:", "  level: info"]
+        with open(self.config, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        proc = Proc(self.label, [self.ctx.ensure_ferry(), "serve", "-c", self.config], self._log("ferry"),
+                    cwd=self.ctx.root).start()
+        self.procs.append(proc)
+        wait_http(proc, self.port)
+
+    def php_pids(self):
+        return children(self.procs[0].pid) if self.procs else []
+
+    def workers_table(self):
+        """`ferry workers` output (needs the admin socket), or None."""
+        if not self.admin or not self.procs:
+            return None
+        try:
+            res = subprocess.run([self.ctx.ferry_bin, "workers", "-c", self.config], capture_output=True,
+                                 text=True, timeout=10, cwd=self.ctx.root)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return res.stdout if res.returncode == 0 else None
+
+    @staticmethod
+    def parse_workers_rss(table):
+        """RSS column of `ferry workers` in KiB (it prints e.g. '26.4 MiB')."""
+        out = []
+        for m in re.finditer(r"([0-9.]+)\s*(KiB|MiB|GiB)", table or ""):
+            out.append(float(m.group(1)) * {"KiB": 1, "MiB": 1024, "GiB": 1024 * 1024}[m.group(2)])
+        return out
+
+
+class NginxFpm(System):
+    """nginx in front of php-fpm (pm=static) over a unix socket, every request to one script."""
+
+    kind = "fpm"
+
+    def __init__(self, ctx, key, label, script, preload=None, workers=None):
+        super().__init__(ctx, key, label)
+        self.script = script
+        self.preload = preload
+        self.workers = workers or ctx.workers
+
+    def start(self):
+        d = self.dir
+        sock = self.ctx.sock(f"{self.ctx.scenario[:8]}-{self.key}-fpm.sock")
+        self.port = free_port()
+        fpm_conf = os.path.join(d, "php-fpm.conf")
+        user = "user = root\ngroup = root\n" if IS_ROOT else ""
+        with open(fpm_conf, "w") as f:
+            f.write(f"""[global]
+pid = {d}/php-fpm.pid
+error_log = {d}/php-fpm-error.log
+daemonize = no
+
+[bench]
+{user}listen = {sock}
+listen.mode = 0666
+listen.backlog = 4096
+pm = static
+pm.max_children = {self.workers}
+pm.max_requests = 0
+clear_env = no
+""")
+        # Production-style opcache: no timestamp checks; the same settings the Ferry CLI
+        # workers get, so only the execution model differs.
+        flags = ["-d", "opcache.enable=1", "-d", "opcache.validate_timestamps=0", "-d", "opcache.jit=off"]
+        if self.preload:
+            flags += ["-d", f"opcache.preload={self.preload}"]
+            if IS_ROOT:
+                flags += ["-d", "opcache.preload_user=root"]
+        argv = [FPM_BIN, "-F", "-y", fpm_conf] + (["-R"] if IS_ROOT else []) + flags
+        fpm = Proc(f"{self.label} php-fpm", argv, self._log("php-fpm"), stop_signal=signal.SIGQUIT).start()
+        self.procs.append(fpm)
+        wait_file(sock, fpm)
+
+        nginx_conf = os.path.join(d, "nginx.conf")
+        for t in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            os.makedirs(os.path.join(d, f"{t}_temp"), exist_ok=True)
+        root_dir = os.path.dirname(self.script)
+        with open(nginx_conf, "w") as f:
+            f.write(f"""{'user root root;' if IS_ROOT else ''}
+daemon off;
+worker_processes auto;
+worker_rlimit_nofile 16384;
+pid {d}/nginx.pid;
+error_log {d}/nginx-error.log warn;
+events {{ worker_connections 8192; }}
+http {{
+  access_log off;
+  keepalive_requests 1000000;
+  client_body_temp_path {d}/body_temp;
+  proxy_temp_path {d}/proxy_temp;
+  fastcgi_temp_path {d}/fastcgi_temp;
+  uwsgi_temp_path {d}/uwsgi_temp;
+  scgi_temp_path {d}/scgi_temp;
+  server {{
+    listen 127.0.0.1:{self.port} backlog=4096;
+    root {root_dir};
+    location / {{
+      fastcgi_pass unix:{sock};
+      fastcgi_param SCRIPT_FILENAME {self.script};
+      fastcgi_param SCRIPT_NAME /{os.path.basename(self.script)};
+      fastcgi_param DOCUMENT_ROOT $document_root;
+      fastcgi_param DOCUMENT_URI $document_uri;
+      fastcgi_param REQUEST_METHOD $request_method;
+      fastcgi_param REQUEST_URI $request_uri;
+      fastcgi_param QUERY_STRING $query_string;
+      fastcgi_param CONTENT_TYPE $content_type;
+      fastcgi_param CONTENT_LENGTH $content_length;
+      fastcgi_param SERVER_PROTOCOL $server_protocol;
+      fastcgi_param GATEWAY_INTERFACE CGI/1.1;
+      fastcgi_param REMOTE_ADDR $remote_addr;
+      fastcgi_param REMOTE_PORT $remote_port;
+      fastcgi_param SERVER_ADDR $server_addr;
+      fastcgi_param SERVER_PORT $server_port;
+      fastcgi_param SERVER_NAME $server_name;
+    }}
+  }}
+}}
+""")
+        nginx = Proc(f"{self.label} nginx", [NGINX_BIN, "-p", d, "-c", nginx_conf, "-e", f"{d}/nginx-error.log"],
+                     self._log("nginx"), stop_signal=signal.SIGQUIT).start()
+        self.procs.append(nginx)
+        wait_http(nginx, self.port)
+
+    def php_pids(self):
+        return children(self.procs[0].pid) if self.procs else []
+
+
+class PhpServer(System):
+    """PHP's built-in server (php -S) as the floor; PHP_CLI_SERVER_WORKERS forks the same
+    number of PHP processes the other systems get."""
+
+    kind = "php-s"
+    eof_delimited = True  # php -S sends no Content-Length and closes after each response
+
+    def __init__(self, ctx, key, label, router, workers=None):
+        super().__init__(ctx, key, label)
+        self.router = router
+        self.workers = workers or ctx.workers
+
+    def start(self):
+        self.port = free_port()
+        env = dict(os.environ)
+        if self.workers > 1:
+            env["PHP_CLI_SERVER_WORKERS"] = str(self.workers)
+        argv = ["php", "-d", "opcache.enable=1", "-d", "opcache.enable_cli=1", "-d", "opcache.validate_timestamps=0",
+                "-S", f"127.0.0.1:{self.port}", "-t", os.path.dirname(self.router), self.router]
+        proc = Proc(self.label, argv, self._log("php-s"), env=env).start()
+        self.procs.append(proc)
+        wait_http(proc, self.port)
+
+    def php_pids(self):
+        if not self.procs:
+            return []
+        return children(self.procs[0].pid) or [self.procs[0].pid]
+
+
+class GoHello(System):
+    kind = "go"
+
+    def __init__(self, ctx, key, label, stack="fasthttp"):
+        super().__init__(ctx, key, label)
+        self.stack = stack
+
+    def start(self):
+        binary = self.ctx.go_build("./bench/apps/gohello", "gohello")
+        self.port = free_port()
+        proc = Proc(self.label, [binary, "-addr", f"127.0.0.1:{self.port}", "-stack", self.stack],
+                    self._log("gohello-" + self.stack)).start()
+        self.procs.append(proc)
+        wait_http(proc, self.port)
+
+
+def check(system, path, want_status=200, want_body=None, want_type=None, headers=None):
+    """One request before the load: the right status, body and content type, or StartError."""
+    try:
+        status, hdrs, body = http_get(system.port, path, headers=headers)
+    except OSError as e:
+        raise StartError(f"{system.label}: GET {path} failed: {e}") from e
+    if status != want_status:
+        raise StartError(f"{system.label}: GET {path} answered {status}, want {want_status}: {body[:300]!r}")
+    if want_body is not None and body != want_body:
+        raise StartError(f"{system.label}: GET {path} body {body[:200]!r}, want {want_body[:200]!r}")
+    if want_type is not None and not hdrs.get("content-type", "").startswith(want_type):
+        raise StartError(f"{system.label}: GET {path} content-type {hdrs.get('content-type')!r}, want {want_type}")
+    return body

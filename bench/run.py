@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Ferry benchmark harness (issue 6): `make bench [SCENARIO=name]`.
+
+Starts every system under test on 127.0.0.1 with free ports, measures with the method of
+bench/README.md, stops them, and writes bench/results/<UTC timestamp>/report.md (tables and
+SVG charts) and results.json. Standard library only."""
+
+import argparse
+import datetime
+import os
+import shutil
+import signal
+import sys
+import time
+import traceback
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, BENCH)
+sys.dont_write_bytecode = True  # no __pycache__ litter in the source tree
+
+from lib import report  # noqa: E402
+from lib.context import Context  # noqa: E402
+from lib.method import Settings  # noqa: E402
+from lib.proc import stop_all_procs  # noqa: E402
+import scenarios  # noqa: E402
+
+
+def parse_args(argv):
+    cpus = os.cpu_count() or 1
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scenario", action="append", choices=scenarios.names(),
+                   help="run only this scenario (repeatable); default: all")
+    p.add_argument("--quick", action="store_true",
+                   help="CI smoke: ~1 s per system, 1 iteration, no settling; non-zero exit on any failure")
+    p.add_argument("--duration", type=int, help="whole seconds of wrk load per iteration (default 5, quick 1)")
+    p.add_argument("--connections", type=int, default=50, help="wrk connections (default 50)")
+    p.add_argument("--threads", type=int, default=max(1, cpus // 2),
+                   help="wrk threads (default: half the CPUs, so the servers keep the rest)")
+    p.add_argument("--workers", type=int, default=cpus, help="PHP processes per system (default: CPUs)")
+    p.add_argument("--tolerance", type=float, default=0.03, help="settle tolerance, (max-min)/median (0.03)")
+    p.add_argument("--window", type=int, default=5, help="iterations that must agree (5)")
+    p.add_argument("--max-iterations", type=int, default=10, help="cap on iterations per system (10)")
+    p.add_argument("--pause", type=float, default=1.0, help="seconds between iterations (1)")
+    p.add_argument("--out", default=os.path.join(BENCH, "results"), help="results root (bench/results)")
+    p.add_argument("--keep-tmp", action="store_true", help="keep generated configs, apps and logs")
+    p.add_argument("--list", action="store_true", help="list scenarios and exit")
+    a = p.parse_args(argv)
+    for name in ("connections", "threads", "workers", "window", "max_iterations"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
+    if a.duration is not None and not 1 <= a.duration <= 600:
+        p.error(f"--duration must be between 1 and 600 seconds (wrk takes whole seconds), got {a.duration}")
+    if not 0 < a.tolerance < 1:
+        p.error(f"--tolerance must be between 0 and 1 (0.03 = 3%), got {a.tolerance}")
+    if a.pause < 0:
+        p.error(f"--pause must be >= 0, got {a.pause}")
+    return a
+
+
+def loadavg():
+    """The 1-minute load average: on a shared machine it explains a noisy scenario."""
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv):
+    a = parse_args(argv)
+    if a.list:
+        for s in scenarios.REGISTRY:
+            print(f"{s.NAME:<12} {s.TITLE}")
+        return 0
+    settings = Settings(duration=a.duration or (1 if a.quick else 5), tolerance=a.tolerance, window=a.window,
+                        max_iterations=a.max_iterations, pause=a.pause, warmup=not a.quick, quick=a.quick)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    out_dir = os.path.join(a.out, stamp)
+    n = 1
+    while os.path.exists(out_dir):
+        n += 1
+        out_dir = os.path.join(a.out, f"{stamp}-{n}")
+    os.makedirs(out_dir)
+    root = os.path.dirname(BENCH)
+    ctx = Context(root, out_dir, settings, a.connections, a.threads, a.workers, keep_tmp=a.keep_tmp)
+    selected = [scenarios.get(n) for n in a.scenario] if a.scenario else scenarios.REGISTRY
+
+    # SIGTERM (from make or CI) must still stop every server we started: turn it into an exception.
+    signal.signal(signal.SIGTERM, _interrupt)
+    ctx.progress(f"results in {out_dir}")
+    ctx.progress(settings.describe())
+    sections = []
+    t0 = time.monotonic()
+    interrupted = False
+    try:
+        ctx.ensure_ferry()
+        for mod in selected:
+            ctx.scenario = mod.NAME
+            ctx.progress(f"== {mod.NAME}: {mod.TITLE}")
+            load_before = loadavg()
+            try:
+                sec = mod.run(ctx)
+            except KeyboardInterrupt:
+                raise
+            except Exception as e:  # noqa: BLE001 - one broken scenario must not hide the others
+                sec = report.Section(mod.NAME, mod.TITLE).failed(f"{type(e).__name__}: {e}")
+                sec.add("```", traceback.format_exc().rstrip(), "```")
+                ctx.fail(f"scenario crashed: {e}")
+            if sec.status == "failed" and not any(f.startswith(mod.NAME + ":") for f in ctx.failures):
+                ctx.fail(sec.reason)
+            sec.load = (load_before, loadavg())
+            sections.append(sec)
+            ctx.progress(f"{mod.NAME}: {sec.status}{' (' + sec.reason + ')' if sec.reason else ''}")
+    except KeyboardInterrupt:
+        interrupted = True
+        ctx.scenario = "-"
+        ctx.fail("interrupted")
+    ctx.scenario = "-"
+    stop_all_procs()
+    options = " ".join(argv) or "(defaults)"
+    report.write(ctx, sections, report.environment(root), now.strftime("%Y-%m-%d %H:%M:%S UTC"),
+                 time.monotonic() - t0, options)
+    if not ctx.keep_tmp and not ctx.failures:
+        shutil.rmtree(ctx.tmp, ignore_errors=True)
+    if ctx.sock_dir != ctx.tmp:
+        shutil.rmtree(ctx.sock_dir, ignore_errors=True)
+
+    print("\n==== summary " + "=" * 60)
+    for sec in sections:
+        if sec.status != "ok":
+            print(f"{sec.name:<12} {sec.status}: {sec.reason}")
+            continue
+        print(f"{sec.name:<12} ok")
+        for line in sec.summary:
+            print(f"    {line}")
+    print(f"report: {os.path.join(out_dir, 'report.md')}")
+    if ctx.failures:
+        print(f"{len(ctx.failures)} failure(s):", file=sys.stderr)
+        for f in ctx.failures:
+            print(f"  - {f}", file=sys.stderr)
+        return 130 if interrupted else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,19 @@
+"""The scenario registry, in report order. Each module has NAME, TITLE and run(ctx) -> Section.
+
+A scenario whose components do not exist yet returns Section.not_run(reason): it is listed in
+the report with that reason and never faked."""
+
+from . import concurrency, external, framework, hello, relay
+
+REGISTRY = [hello, framework, relay, external.TARANTOOL, external.MSGPACK, external.VOTING, concurrency]
+
+
+def names():
+    return [s.NAME for s in REGISTRY]
+
+
+def get(name):
+    for s in REGISTRY:
+        if s.NAME == name:
+            return s
+    raise KeyError(name)

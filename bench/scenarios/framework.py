@@ -1,0 +1,85 @@
+"""framework: a generated framework-like app (~300 classes, autoloader, DI container,
+router, middleware, templates) booted per request under FPM and once per worker in Ferry."""
+
+import os
+import sys
+
+from lib import httpbench, report
+from lib.proc import StartError
+from lib.systems import Ferry, NginxFpm, check
+
+NAME = "framework"
+TITLE = "framework-like app: boot per request (FPM) vs boot once (Ferry)"
+RATIOS = [("Ferry / nginx+php-fpm", "ferry", "fpm"),
+          ("Ferry / nginx+php-fpm+preload", "ferry", "fpm-preload"),
+          ("php-fpm+preload / php-fpm", "fpm-preload", "fpm")]
+SEED_001 = [("PHP 7.4 (php-fpm)", 931), ("PHP 7.4 + preload", 1030), ("RoadRunner", 1089)]
+CHECK_PATHS = ["/", "/catalog?page=2", "/orders/17"]
+
+
+def generate(ctx):
+    sys.path.insert(0, os.path.join(ctx.root, "bench", "apps", "framework"))
+    try:
+        import gen
+    finally:
+        sys.path.pop(0)
+    return gen.generate(os.path.join(ctx.tmp, "framework-app"), os.path.join(ctx.root, "php", "worker", "autoload.php"))
+
+
+def run(ctx):
+    sec = report.Section(NAME, TITLE)
+    app = generate(ctx)
+    ctx.progress(f"generated {app['classes']} classes, {app['routes']} routes in {app['root']}")
+    sec.add(f"`bench/apps/framework/gen.py` wrote {app['classes']} classes ({app['modules']} modules of 15 classes "
+            f"plus the core), {app['routes']} routes, 3 middleware and plain-PHP templates. Both entry points call "
+            "the same `Framework\\Kernel`: `public/index.php` (FPM) boots the app on every request — providers, "
+            "container bindings, routes, middleware — while Ferry's `worker.php` boots it once per worker and "
+            "reuses the container's shared services. Request work is the same on both (no cross-request cache "
+            "of results). wrk walks "
+            f"{len(app['paths'])} paths (lists, pages, items, home) with varied theme/session cookies "
+            "(`paths.lua`). The preload variant links every class at FPM start (`preload.php`).", "")
+    systems = [
+        Ferry(ctx, "ferry", "Ferry (boot once)", app["worker"]),
+        NginxFpm(ctx, "fpm", "nginx + php-fpm", app["fpm_script"]),
+        NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", app["fpm_script"], preload=app["preload"]),
+    ]
+    reference = {}
+
+    def check_same(s):
+        # The same request must give the same page everywhere, or the comparison is void.
+        for path in CHECK_PATHS:
+            body = check(s, path, want_type="text/html", headers={"Cookie": "theme=dark; sid=abc"})
+            if b"</html>" not in body:
+                raise StartError(f"{s.label}: GET {path} is not a full page: {body[:200]!r}")
+            if reference.setdefault(path, body) != body:
+                raise StartError(f"{s.label}: GET {path} differs from {systems[0].label}'s page")
+
+    started, errors = httpbench.start_all(ctx, systems, check_same)
+    try:
+        if not started:
+            return sec.failed("no system started: " + "; ".join(errors.values()))
+        results = httpbench.compare(ctx, started, script=app["lua"])
+    finally:
+        httpbench.stop_all(started)
+
+    report.http_table(sec, results)
+    if not any(r["iterations"] for r in results.values()):
+        return sec.failed("no system completed a measurement: see the table")
+    for key, err in errors.items():
+        sec.add(f"- **{key} not measured**: {err}")
+    ratios = httpbench.ratios(results, RATIOS, ctx.settings)
+    report.ratio_table(sec, ratios)
+    sec.chart(ctx, "framework_rps.svg", "framework app: requests per second", "requests/s",
+              report.rps_bars(results))
+    base = SEED_001[0][1]
+    sec.add("For reference, seed 001's table (Badoo, PHP 7.4, a real application on their hardware; "
+            "compare ratios, not absolute numbers):", "")
+    sec.table(["seed 001 system", "RPS", "vs PHP 7.4"], [[n, v, f"{v / base:.2f}x"] for n, v in SEED_001])
+    sec.data = {"app": {k: v for k, v in app.items() if k != "paths"}, "paths": app["paths"],
+                "results": httpbench.public(results), "ratios": ratios, "start_errors": errors,
+                "seed_001": dict(SEED_001)}
+    for r in ratios:
+        if r.get("ratio"):
+            sec.summary.append(f"{r['label']}: {r['ratio']['median']:.2f}x "
+                               f"({r['ratio']['min']:.2f} .. {r['ratio']['max']:.2f})")
+    return sec

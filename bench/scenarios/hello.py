@@ -1,0 +1,115 @@
+"""hello: the smallest response ("Hello, world\\n", text/plain) on every system."""
+
+import os
+
+from lib import httpbench, report
+from lib.proc import rss_kib
+from lib.systems import Ferry, GoHello, NginxFpm, PhpServer, check
+
+NAME = "hello"
+TITLE = "smallest response on every system"
+BODY = b"Hello, world\n"
+
+RATIOS = [
+    ("Ferry / nginx+php-fpm", "ferry", "fpm"),
+    ("Ferry / nginx+php-fpm+preload", "ferry", "fpm-preload"),
+    ("Ferry / Go fasthttp (ceiling)", "ferry", "go"),
+    ("Ferry / Go net/http", "ferry", "go-nethttp"),
+    ("Ferry (pipeline) / Ferry (pipeline=1)", "ferry", "ferry-p1"),
+    ("Ferry / php -S (floor)", "ferry", "php-s"),
+    ("php-fpm+preload / php-fpm", "fpm-preload", "fpm"),
+]
+
+
+def systems(ctx):
+    app = os.path.join(ctx.root, "bench", "apps", "hello")
+    worker = os.path.join(ctx.root, "examples", "hello", "worker.php")
+    return [
+        Ferry(ctx, "ferry", "Ferry (pipes, pipeline 16)", worker, admin=True),
+        Ferry(ctx, "ferry-p1", "Ferry (pipeline=1)", worker, pipeline=1),
+        NginxFpm(ctx, "fpm", "nginx + php-fpm", os.path.join(app, "index.php")),
+        NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", os.path.join(app, "index.php"),
+                 preload=os.path.join(app, "preload.php")),
+        PhpServer(ctx, "php-s", "php -S (floor)", os.path.join(app, "index.php")),
+        GoHello(ctx, "go", "Go fasthttp (ceiling)", stack="fasthttp"),
+        GoHello(ctx, "go-nethttp", "Go net/http", stack="nethttp"),
+    ]
+
+
+def check_hello(s):
+    check(s, "/", want_body=BODY, want_type="text/plain")
+
+
+def memory(started):
+    """RSS of each system's PHP processes (KiB), and of a Ferry worker per `ferry workers`."""
+    out = {}
+    for s in started:
+        pids = s.php_pids()
+        rss = [r for r in (rss_kib(p) for p in pids) if r]
+        entry = {"processes": len(rss), "rss_kib": rss}
+        if isinstance(s, Ferry) and s.admin:
+            table = s.workers_table()
+            entry["ferry_workers"] = table
+            entry["ferry_workers_rss_kib"] = Ferry.parse_workers_rss(table)
+        if s.kind == "go":
+            entry = {"processes": 1, "rss_kib": [rss_kib(s.procs[0].pid) or 0], "server": True}
+        out[s.key] = entry
+    return out
+
+
+def mib(values):
+    return f"{sum(values) / len(values) / 1024:.1f}" if values else "-"
+
+
+def run(ctx):
+    sec = report.Section(NAME, TITLE)
+    sec.add("Every system answers `GET /` with `Hello, world\\n` as text/plain: Ferry runs "
+            "`examples/hello/worker.php`, php-fpm and `php -S` run `bench/apps/hello/index.php`, the Go "
+            "servers are `bench/apps/gohello` with fasthttp (like Ferry's gateway: the ceiling) and net/http. "
+            f"{ctx.workers} PHP processes per PHP system; opcache on everywhere, JIT off.", "")
+    started, errors = httpbench.start_all(ctx, systems(ctx), check_hello)
+    try:
+        if not started:
+            return sec.failed("no system started: " + "; ".join(errors.values()))
+        mem_boot = memory(started)
+        results = httpbench.compare(ctx, started)
+        mem_after = memory(started)
+    finally:
+        httpbench.stop_all(started)
+
+    report.http_table(sec, results)
+    if not any(r["iterations"] for r in results.values()):
+        return sec.failed("no system completed a measurement: see the table")
+    for key, err in errors.items():
+        sec.add(f"- **{key} not measured**: {err}")
+    ratios = httpbench.ratios(results, RATIOS, ctx.settings)
+    report.ratio_table(sec, ratios)
+    sec.chart(ctx, "hello_rps.svg", "hello: requests per second", "requests/s", report.rps_bars(results))
+    bars = [{"label": r["label"], "value": r["p99_ms"]["median"], "lo": r["p99_ms"]["min"], "hi": r["p99_ms"]["max"]}
+            for r in results.values() if r["p99_ms"]]
+    sec.chart(ctx, "hello_p99.svg", "hello: p99 latency", "milliseconds", bars)
+
+    sec.add("### Memory: RSS per PHP process, idle", "",
+            "Measured from /proc/<pid>/status (VmRSS) right after start and again after the load. For Ferry "
+            "the `ferry workers` table (admin socket) is shown too. Shared pages (opcache, libraries) count in "
+            "every process, so sums over-state the real total.", "")
+    rows = []
+    for s in started:
+        b, a = mem_boot.get(s.key, {}), mem_after.get(s.key, {})
+        what = "server process (no PHP)" if b.get("server") else f"{b.get('processes', 0)} PHP processes"
+        rows.append([s.label, what, mib(b.get("rss_kib", [])), mib(a.get("rss_kib", []))])
+    sec.table(["system", "measured", "avg MiB after boot", "avg MiB after load"], rows)
+    ferry_table = mem_after.get("ferry", {}).get("ferry_workers")
+    if ferry_table:
+        sec.add("`ferry workers` after the load:", "", "```", ferry_table.rstrip(), "```", "")
+
+    sec.data = {"results": httpbench.public(results), "ratios": ratios, "start_errors": errors,
+                "memory_after_boot": mem_boot, "memory_after_load": mem_after}
+    for r in ratios:
+        if r.get("ratio"):
+            sec.summary.append(f"{r['label']}: {r['ratio']['median']:.2f}x "
+                               f"({r['ratio']['min']:.2f} .. {r['ratio']['max']:.2f})")
+    ferry_rss = mem_after.get("ferry", {}).get("rss_kib")
+    if ferry_rss:
+        sec.summary.append(f"idle Ferry worker RSS after load: {mib(ferry_rss)} MiB")
+    return sec
