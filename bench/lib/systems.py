@@ -70,8 +70,9 @@ class System:
 class Ferry(System):
     kind = "ferry"
 
-    def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None):
+    def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None, fibers=False):
         super().__init__(ctx, key, label)
+        self.fibers = fibers
         self.worker = worker
         self.pipeline = pipeline
         self.admin = admin
@@ -87,6 +88,8 @@ class Ferry(System):
                  "pool:", f"  command: [php, {q(self.worker)}]", f"  num_workers: {self.workers}"]
         if self.pipeline:
             lines.append(f"  pipeline: {self.pipeline}")
+        if self.fibers:
+            lines += ["  fibers: true", "  max_concurrency: 64"]
         if self.env:
             lines.append("  env:")
             lines += [f"    {k}: {q(v)}" for k, v in self.env.items()]
