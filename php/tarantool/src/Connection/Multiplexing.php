@@ -1,0 +1,161 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Tarantool\Connection;
+
+use Ferry\Tarantool\Async\Loop;
+use Ferry\Tarantool\Exception\ConnectionException;
+use Ferry\Tarantool\Exception\ProtocolException;
+use Ferry\Tarantool\Exception\ServerException;
+use Ferry\Tarantool\Exception\TimeoutException;
+use Ferry\Tarantool\Protocol\Iproto;
+
+/**
+ * The pipelined side of Connection: the coalesced write buffer, the loop's readable watcher
+ * and deadline timer while requests are in flight, and reply dispatch by sync.
+ *
+ * @internal used by Connection only; shares its state
+ */
+trait Multiplexing
+{
+    private function onFlush(): void
+    {
+        $this->flushQueued = false;
+        $this->flush();
+        if ($this->pending !== [] && $this->watcher === null && $this->socket !== null) {
+            $this->watch();
+        }
+    }
+
+    private function flush(bool $blocking = false): void
+    {
+        if ($this->wbuf === '' || $this->socket === null) {
+            return;
+        }
+        $data = $this->wbuf;
+        $this->wbuf = '';
+        try {
+            $this->socket->write($data, $this->options->writeTimeout, $this->options->display);
+            $this->sentUpTo = $this->sync;
+        } catch (ConnectionException $e) {
+            if ($blocking) {
+                throw $e;
+            }
+            $this->disconnect($e);
+        }
+    }
+
+    private function watch(): void
+    {
+        $loop = $this->loop ??= Loop::get();
+        $this->watcher = $loop->onReadable($this->socket->stream, fn () => $this->onReadable());
+        $this->timer ??= $loop->delay(\max(0.0, \reset($this->pending)->deadline - \microtime(true)), fn () => $this->onTimer());
+    }
+
+    private function unwatch(): void
+    {
+        $loop = $this->loop ?? Loop::get();
+        if ($this->watcher !== null) {
+            $loop->cancel($this->watcher);
+            $this->watcher = null;
+        }
+        if ($this->timer !== null) {
+            $loop->cancel($this->timer);
+            $this->timer = null;
+        }
+    }
+
+    private function onReadable(): void
+    {
+        $data = @\fread($this->socket->stream, 65536);
+        if ($data === '' || $data === false) {
+            $this->disconnect(new ConnectionException('Connection closed by peer ' . $this->options->display, $this->options->display, true));
+            return;
+        }
+        $this->rbuf .= $data;
+        $this->dispatch();
+        $this->flush();
+        if ($this->pending === [] && $this->socket !== null) {
+            $this->unwatch();
+        }
+    }
+
+    private function onTimer(): void
+    {
+        $this->timer = null;
+        $now = \microtime(true);
+        foreach ($this->pending as $sync => $p) {
+            if ($p->deadline > $now) {
+                if ($this->watcher !== null) {
+                    $this->timer = $this->loop->delay($p->deadline - $now, fn () => $this->onTimer());
+                }
+                return;
+            }
+            unset($this->pending[$sync]);
+            $p->reject(new TimeoutException(\sprintf('No reply within %.3f s from %s (request #%d)', $this->options->readTimeout, $this->options->display, $sync), $this->options->display, true));
+        }
+    }
+
+    /** Splits the read buffer into frames, then settles their requests (safe against re-entry). */
+    private function dispatch(): void
+    {
+        $buf = $this->rbuf;
+        $len = \strlen($buf);
+        $off = 0;
+        $ready = [];
+        try {
+            while (($frame = FrameReader::next($buf, $off, $len, $this->options->display)) !== null) {
+                $p = $this->pending[$frame[1]] ?? null;
+                if ($p === null) {
+                    continue; // reply to a request that already timed out
+                }
+                if ($frame[0] === Iproto::CHUNK) {
+                    $ready[] = [$p, $frame[3]];
+                    continue;
+                }
+                unset($this->pending[$frame[1]]);
+                $p->code = $frame[0];
+                $p->schemaVersion = $frame[2];
+                $p->raw = $frame[3];
+                $ready[] = $p;
+            }
+        } catch (ProtocolException $e) {
+            $this->disconnect($e);
+        }
+        $this->rbuf = $off === $len ? '' : \substr($buf, $off);
+        foreach ($ready as $p) {
+            if ($p instanceof PendingRequest) {
+                $this->settle($p);
+            } else {
+                $this->push($p[0], $p[1]);
+            }
+        }
+    }
+
+    private function settle(PendingRequest $p): void
+    {
+        try {
+            $response = $this->reply($p->code, $p->sync, $p->schemaVersion, $p->raw);
+        } catch (ServerException|ProtocolException $e) {
+            $p->reject($e);
+            return;
+        }
+        $p->resolve($response);
+    }
+
+    private function push(PendingRequest $p, string $raw): void
+    {
+        if ($p->onPush === null || !$p->isPending()) {
+            return;
+        }
+        try {
+            $body = $raw === '' ? [] : $this->codec->unpack($raw);
+            ($p->onPush)($body[Iproto::DATA][0] ?? null, $p->sync);
+        } catch (\Throwable $e) {
+            // The caller learns through its request; the final reply will be ignored.
+            unset($this->pending[$p->sync]);
+            $p->reject($e);
+        }
+    }
+}
