@@ -35,11 +35,9 @@ test-php:
 test-bench:
 	bash bench/test_smoke.sh
 
-# A short coverage-guided run of each Go decoder on top of the seed corpus.
+# A short coverage-guided run of each Go decoder (see scripts/fuzz.sh).
 fuzz:
-	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 10s ./internal/frame
-	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 5s ./internal/config
-	$(GO) test -run XXX -fuzz FuzzScanAnswer -fuzztime 5s ./internal/gateway
+	GO=$(GO) scripts/fuzz.sh
 
 bench: deps build
 	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO))

@@ -3,7 +3,9 @@ package gateway
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 )
@@ -107,7 +109,9 @@ func FuzzScanAnswer(f *testing.F) {
 						found = true
 					}
 				})
-				if !found && k != "" && isToken(k) && v != "" && printable(v) {
+				// encoding/json turns invalid UTF-8 into U+FFFD where the scanner keeps
+				// the bytes; PHP's json_encode never emits invalid UTF-8 anyway.
+				if !found && k != "" && isToken(k) && v != "" && printable(v) && !strings.ContainsRune(v, utf8.RuneError) {
 					t.Fatalf("header %q=%q lost", k, v)
 				}
 			}
