@@ -5,7 +5,7 @@ declare(strict_types=1);
 /*
  * Pack/unpack throughput of ferry/msgpack (pure PHP) against ext-msgpack.
  *
- *   php bench/msgpack/bench.php [seconds-per-contender=1.0]                      # no opcache
+ *   php bench/msgpack/bench.php [seconds-per-contender=1.0] [--quick] [--json=FILE]  # no opcache
  *   php -d opcache.enable_cli=1 -d opcache.jit=off bench/msgpack/bench.php   # opcache, no JIT
  *   php -d opcache.enable_cli=1 -d opcache.jit_buffer_size=64M -d opcache.jit=tracing bench/msgpack/bench.php
  *
@@ -19,7 +19,25 @@ use Ferry\MsgPack\BufferUnpacker;
 use Ferry\MsgPack\ExtMsgpackCodec;
 use Ferry\MsgPack\Packer;
 
-$budget = (float) ($argv[1] ?? 1.0);
+$json = null;
+$quick = false;
+$budget = 1.0;
+foreach (array_slice($argv, 1) as $arg) {
+    if ($arg === '--quick') {
+        $quick = true;
+    } elseif (str_starts_with($arg, '--json=')) {
+        $json = substr($arg, 7);
+    } elseif (is_numeric($arg)) {
+        $budget = (float) $arg;
+    } else {
+        fwrite(STDERR, "usage: bench.php [seconds-per-contender] [--quick] [--json=FILE]\n");
+        exit(2);
+    }
+}
+if ($quick) {
+    $budget = 0.05; // CI smoke: proves it runs, not how fast
+}
+$rows = [];
 
 $tuples = [];
 for ($i = 1; $i <= 10; ++$i) {
@@ -126,6 +144,18 @@ foreach ($messages as $name => $value) {
         ['pure' => $pu] = race(['pure' => $unpackPure], $budget);
     }
     $label = sprintf('%s (%d B)', $name, strlen($bytes));
+    foreach (['pack' => [$pp, $ep, $cp], 'unpack' => [$pu, $eu, $cu]] as $op => [$pure, $ext, $viaCodec]) {
+        $rows[] = ['message' => $label, 'op' => $op, 'pure_ops' => round($pure),
+            'ext_ops' => is_nan($ext) ? null : round($ext), 'ratio' => is_nan($ext) ? null : round($ext / $pure, 3),
+            'codec_ops' => is_nan($viaCodec) ? null : round($viaCodec)];
+    }
     printf("%-40s %-6s %12s %12s %8.2fx %14s\n", $label, 'pack', number_format($pp), number_format($ep), $ep / $pp, number_format($cp));
     printf("%-40s %-6s %12s %12s %8.2fx %14s\n", '', 'unpack', number_format($pu), number_format($eu), $eu / $pu, number_format($cu));
+}
+
+if ($json !== null) {
+    $meta = ['php' => PHP_VERSION, 'opcache' => $status !== false && $status['opcache_enabled'],
+        'jit' => $status !== false && ($status['jit']['on'] ?? false), 'seconds_per_contender' => $budget,
+        'note' => 'ratio = ext-msgpack ops/s over pure ops/s (higher: ext faster)'];
+    file_put_contents($json, json_encode(['meta' => $meta, 'results' => $rows], JSON_PRETTY_PRINT) . "\n");
 }
