@@ -1,0 +1,62 @@
+package pool
+
+import (
+	"log/slog"
+	"runtime"
+	"time"
+)
+
+// Options configure a pool. Zero durations disable the limit they name, except
+// AllocateTimeout and DestroyTimeout which get defaults.
+type Options struct {
+	Command         []string // argv of a worker
+	Dir             string
+	Env             []string // added to the server's environment
+	Relay           string   // pipes, unix or tcp
+	SocketDir       string   // where the unix relay socket lives
+	NumWorkers      int      // 0: one per CPU
+	MaxJobs         int      // retire a worker after this many jobs
+	TTL             time.Duration
+	IdleTTL         time.Duration
+	MaxMemory       uint64 // RSS bytes
+	ExecTTL         time.Duration
+	AllocateTimeout time.Duration
+	DestroyTimeout  time.Duration
+	QueueSize       int  // jobs waiting for a free worker; beyond: ErrQueueFull
+	Pipeline        int  // jobs in flight per worker
+	Concurrent      bool // workers run their jobs at once (Fiber mode), not in order
+	MaxFrame        uint32
+	BackoffMin      time.Duration
+	BackoffMax      time.Duration
+	Logger          *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.NumWorkers <= 0 {
+		o.NumWorkers = runtime.NumCPU()
+	}
+	if o.AllocateTimeout <= 0 {
+		o.AllocateTimeout = time.Minute
+	}
+	if o.DestroyTimeout <= 0 {
+		o.DestroyTimeout = 5 * time.Second
+	}
+	if o.Pipeline <= 0 {
+		o.Pipeline = 1
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 1024
+	}
+	if o.MaxFrame == 0 {
+		o.MaxFrame = 64 << 20
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = 100 * time.Millisecond
+	}
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
