@@ -30,6 +30,13 @@ class Section:
         self.status, self.reason = "failed", reason
         return self
 
+    def summarize(self, ratios, prefix=""):
+        """One summary line per measured ratio: median (min .. max)."""
+        for r in ratios:
+            if r.get("ratio"):
+                self.summary.append(f"{prefix}{r['label']}: {r['ratio']['median']:.2f}x "
+                                    f"({r['ratio']['min']:.2f} .. {r['ratio']['max']:.2f})")
+
     def add(self, *lines):
         self.lines.extend(lines)
 

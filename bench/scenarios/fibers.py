@@ -68,8 +68,5 @@ def run(ctx):
     sec.chart(ctx, "fibers_rps.svg", "I/O-bound (5 ms in Tarantool): requests per second", "requests/s",
               report.rps_bars(results))
     sec.data = {"results": httpbench.public(results), "ratios": ratios, "start_errors": errors}
-    for r in ratios:
-        if r.get("ratio"):
-            sec.summary.append(f"{r['label']}: {r['ratio']['median']:.2f}x "
-                               f"({r['ratio']['min']:.2f} .. {r['ratio']['max']:.2f})")
+    sec.summarize(ratios)
     return sec

@@ -78,8 +78,5 @@ def run(ctx):
     sec.data = {"app": {k: v for k, v in app.items() if k != "paths"}, "paths": app["paths"],
                 "results": httpbench.public(results), "ratios": ratios, "start_errors": errors,
                 "seed_001": dict(SEED_001)}
-    for r in ratios:
-        if r.get("ratio"):
-            sec.summary.append(f"{r['label']}: {r['ratio']['median']:.2f}x "
-                               f"({r['ratio']['min']:.2f} .. {r['ratio']['max']:.2f})")
+    sec.summarize(ratios)
     return sec

@@ -105,10 +105,7 @@ def run(ctx):
 
     sec.data = {"results": httpbench.public(results), "ratios": ratios, "start_errors": errors,
                 "memory_after_boot": mem_boot, "memory_after_load": mem_after}
-    for r in ratios:
-        if r.get("ratio"):
-            sec.summary.append(f"{r['label']}: {r['ratio']['median']:.2f}x "
-                               f"({r['ratio']['min']:.2f} .. {r['ratio']['max']:.2f})")
+    sec.summarize(ratios)
     ferry_rss = mem_after.get("ferry", {}).get("rss_kib")
     if ferry_rss:
         sec.summary.append(f"idle Ferry worker RSS after load: {mib(ferry_rss)} MiB")
