@@ -311,6 +311,17 @@ func TestReloadDuringRequestsLosesNone(t *testing.T) {
 	}
 }
 
+func TestWorkersRunWithOpcacheAndPreload(t *testing.T) {
+	s := startFerry(t, appConfig(""))
+	if _, body := get(t, s.url+"/opcache"); body != "opcache on, not preloaded" {
+		t.Fatalf("default workers: %q", body)
+	}
+	s = startFerry(t, appConfig("  php:\n    preload: \"%DIR%/testdata/preload.php\"\n"))
+	if _, body := get(t, s.url+"/opcache"); body != "opcache on, preloaded" {
+		t.Fatalf("with pool.php.preload: %q", body)
+	}
+}
+
 func TestBadConfigIsRejectedWithPath(t *testing.T) {
 	cfg := t.TempDir() + "/ferry.yaml"
 	os.WriteFile(cfg, []byte("pool:\n  num_workers: 1\n  max_jobs: -3\n"), 0o644)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -11,8 +12,8 @@ import (
 const jitBufferSize = "64M"
 
 // PHPArgs returns the "-d" flags derived from pool.php, as separate argv
-// words ("-d", "name=value", ...): opcache.enable_cli, opcache.preload,
-// opcache.jit and opcache.jit_buffer_size, then pool.php.ini in sorted key
+// words ("-d", "name=value", ...): opcache.enable_cli, opcache.preload (and
+// opcache.preload_user when running as root), opcache.jit and opcache.jit_buffer_size, then pool.php.ini in sorted key
 // order. A directive also present in pool.php.ini is left to the ini entry,
 // so users can override any derived value. The pool puts these right after
 // the binary when the command's first word is a PHP binary (see WorkerArgv).
@@ -32,6 +33,11 @@ func (c *Config) PHPArgs() []string {
 	}
 	if p.Preload != "" {
 		add("opcache.preload", p.Preload)
+		// PHP refuses to preload as root unless told which user to preload as
+		// (a fatal error at every worker start otherwise).
+		if os.Geteuid() == 0 {
+			add("opcache.preload_user", "root")
+		}
 	}
 	if p.JIT != "" {
 		add("opcache.jit", p.JIT)

@@ -1,16 +1,24 @@
 package config
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 func TestPHPArgs(t *testing.T) {
+	preload := []string{"-d", "opcache.enable_cli=1", "-d", "opcache.preload=app/preload.php"}
+	if os.Geteuid() == 0 {
+		preload = append(preload, "-d", "opcache.preload_user=root")
+	}
 	cases := []struct {
 		src  string
 		want []string
 	}{
 		{"", []string{"-d", "opcache.enable_cli=1"}},
 		{"pool:\n  php: {opcache: false}\n", []string{"-d", "opcache.enable_cli=0"}},
-		{"pool:\n  php: {preload: app/preload.php}\n",
-			[]string{"-d", "opcache.enable_cli=1", "-d", "opcache.preload=app/preload.php"}},
+		{"pool:\n  php: {preload: app/preload.php}\n", preload},
+		{"pool:\n  php:\n    preload: app/preload.php\n    ini: {opcache.preload_user: www-data}\n",
+			[]string{"-d", "opcache.enable_cli=1", "-d", "opcache.preload=app/preload.php", "-d", "opcache.preload_user=www-data"}},
 		{"pool:\n  php: {jit: tracing}\n",
 			[]string{"-d", "opcache.enable_cli=1", "-d", "opcache.jit=tracing", "-d", "opcache.jit_buffer_size=64M"}},
 		{"pool:\n  php: {jit: \"off\"}\n", []string{"-d", "opcache.enable_cli=1", "-d", "opcache.jit=off"}},

@@ -45,6 +45,10 @@ $worker->run(static function (Request $r) use (&$counter): Response {
             return Response::text('slept');
         case '/throw':
             throw new RuntimeException('secret detail');
+        case '/opcache':
+            $status = function_exists('opcache_get_status') ? opcache_get_status(false) : false;
+            $pre = function_exists('ferry_test_preloaded') ? ferry_test_preloaded() : 'not preloaded';
+            return Response::text(($status !== false && $status['opcache_enabled'] ? 'opcache on' : 'opcache off') . ", $pre");
         case '/pid':
             return Response::text((string)getmypid());
         case '/big':

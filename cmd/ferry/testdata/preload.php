@@ -1,0 +1,6 @@
+<?php
+// Preloaded by the opcache test: defined in every worker before app.php runs.
+function ferry_test_preloaded(): string
+{
+    return 'preloaded';
+}
