@@ -4,8 +4,9 @@
 // The HTTP/1.1 front is fasthttp: on this project's 2-core reference machine a
 // Go-only hello world served 90-120k req/s with fasthttp against 54-75k with
 // net/http (wrk -t2 -c50, same run), and the front's CPU is CPU the PHP workers
-// do not get. HTTP/2 (h2c, TLS) can be added as a net/http listener in front of
-// the same encode/answer functions, which take no fasthttp types.
+// do not get. fasthttp has no HTTP/2: h2c and TLS can come as a net/http
+// listener beside it, with its own small adapters for encodeRequest and
+// writeAnswer (the job format and the pool stay the same).
 package gateway
 
 import (
