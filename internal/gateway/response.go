@@ -26,10 +26,14 @@ func (h *headerMap) UnmarshalJSON(b []byte) error {
 }
 
 func writeAnswer(resp *fasthttp.Response, ctx, body []byte) error {
+	// Without fasthttp's default type, an empty ContentType() below means the
+	// worker set none, and PHP's own default applies.
+	resp.Header.SetNoDefaultContentType(true)
 	status, ok := scanAnswer(ctx, resp)
 	if !ok {
 		// Anything the fast scanner did not expect gets the full JSON decoder.
 		resp.Header.Reset()
+		resp.Header.SetNoDefaultContentType(true)
 		var a answer
 		if len(ctx) > 0 {
 			if err := json.Unmarshal(ctx, &a); err != nil {
@@ -49,35 +53,10 @@ func writeAnswer(resp *fasthttp.Response, ctx, body []byte) error {
 	if status < 100 || status > 999 {
 		return fmt.Errorf("response status %d out of range", status)
 	}
-	if !hasContentType(ctx) {
+	if len(resp.Header.ContentType()) == 0 {
 		resp.Header.SetContentType("text/html; charset=UTF-8") // PHP's default
 	}
 	resp.SetStatusCode(status)
 	resp.SetBodyRaw(body)
 	return nil
-}
-
-// hasContentType reports whether the worker set Content-Type itself: fasthttp
-// always has a default one, so the answer is read from the context instead.
-func hasContentType(ctx []byte) bool {
-	return containsFold(ctx, `"content-type"`)
-}
-
-func containsFold(s []byte, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		j := 0
-		for ; j < len(sub); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != sub[j] {
-				break
-			}
-		}
-		if j == len(sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -75,6 +75,13 @@ func TestWriteAnswerFallsBackAndRejects(t *testing.T) {
 	if string(r.Header.ContentType()) != "text/html; charset=UTF-8" {
 		t.Fatalf("default content type %q", r.Header.ContentType())
 	}
+	var typed fasthttp.Response
+	if err := writeAnswer(&typed, []byte(`{"status":200,"headers":{"content-type":["application\/json"]}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(typed.Header.ContentType()); got != "application/json" {
+		t.Fatalf("the worker's Content-Type lost: %q", got)
+	}
 	for _, bad := range []string{`not json`, `{"status":42}`, `{"status":1000}`} {
 		var r fasthttp.Response
 		if err := writeAnswer(&r, []byte(bad), nil); err == nil {
