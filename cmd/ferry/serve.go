@@ -110,7 +110,8 @@ func serve(args []string) error {
 		return err
 	}
 	start := time.Now()
-	p, err := pool.New(poolOptions(cfg, log))
+	popt := poolOptions(cfg, log)
+	p, err := pool.New(popt)
 	if err != nil {
 		ln.Close()
 		return err
@@ -151,7 +152,7 @@ func serve(args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(gateway.LingerListener(ln)) }()
 	log.Info("ferry serving", "url", "http://"+ln.Addr().String(), "workers", p.Size(),
-		"relay", cfg.Pool.Relay, "pipeline", poolOptions(cfg, log).Pipeline, "startup", time.Since(start).Round(time.Millisecond),
+		"relay", cfg.Pool.Relay, "pipeline", popt.Pipeline, "startup", time.Since(start).Round(time.Millisecond),
 		"admin", cfg.Admin.Socket, "version", version)
 	fmt.Fprintf(os.Stderr, "Ferry is serving on http://%s (Ctrl-C to stop)\n", ln.Addr())
 
