@@ -76,10 +76,11 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 
 func writeMetrics(w io.Writer, ws []pool.Info) {
 	states := map[string]int{}
-	var jobs, rss uint64
+	var jobs, writes, rss uint64
 	for _, i := range ws {
 		states[i.State]++
 		jobs += i.Jobs
+		writes += i.Writes
 		rss += i.RSS
 	}
 	fmt.Fprintln(w, "# TYPE ferry_workers gauge")
@@ -88,6 +89,9 @@ func writeMetrics(w io.Writer, ws []pool.Info) {
 	}
 	fmt.Fprintln(w, "# TYPE ferry_worker_jobs gauge")
 	fmt.Fprintf(w, "ferry_worker_jobs %d\n", jobs)
+	// Jobs per write shows how well pipelining batches: 1 means no batching.
+	fmt.Fprintln(w, "# TYPE ferry_worker_relay_writes gauge")
+	fmt.Fprintf(w, "ferry_worker_relay_writes %d\n", writes)
 	fmt.Fprintln(w, "# TYPE ferry_worker_rss_bytes gauge")
 	fmt.Fprintf(w, "ferry_worker_rss_bytes %d\n", rss)
 }

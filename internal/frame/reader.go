@@ -74,8 +74,11 @@ func (r *Reader) Read() (Frame, error) {
 	return f, nil
 }
 
-// Buffered exposes what was read past the last frame (used to quote garbage output).
-func (r *Reader) Buffered() []byte {
+// Buffered counts the bytes read past the last frame.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
+// Rest exposes what was read past the last frame (used to quote garbage output).
+func (r *Reader) Rest() []byte {
 	b, _ := r.br.Peek(r.br.Buffered())
 	return b
 }

@@ -28,14 +28,25 @@ type Pool struct {
 	failures  int // consecutive boot failures, for backoff
 	nextSpawn time.Time
 	live      sync.WaitGroup
+	stopOnce  sync.Once
 
-	kick chan struct{}
-	done chan struct{}
+	kick    chan struct{}
+	done    chan struct{} // closed when Shutdown starts
+	stopped chan struct{} // closed when every worker is gone
 }
 
+// waiter is a job queued for a worker slot.
 type waiter struct {
-	ch chan *Worker // receives nil when the pool closes
+	ch    chan grant
+	since time.Time
 }
+
+type grant struct {
+	w   *Worker
+	err error // ErrNoWorker after allocate_timeout, ErrClosed on shutdown
+}
+
+var waiters = sync.Pool{New: func() any { return &waiter{ch: make(chan grant, 1)} }}
 
 // New starts opt.NumWorkers workers and returns when all are ready, or with the
 // first boot error (quoting what PHP printed) after stopping the rest.
@@ -48,7 +59,7 @@ func New(opt Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opt: opt, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &Pool{opt: opt, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
 	p.mu.Lock()
 	ws := p.addGenerationLocked(0)
 	p.mu.Unlock()
@@ -57,6 +68,7 @@ func New(opt Options) (*Pool, error) {
 		return nil, err
 	}
 	go p.supervise()
+	go p.watchdog()
 	return p, nil
 }
 
@@ -111,7 +123,7 @@ func (p *Pool) boot(w *Worker) error {
 		return nil
 	}
 	p.setState(w, Ready)
-	w.lastUsed = time.Now()
+	w.idleSince = time.Now()
 	p.log.Info("worker ready", "pid", w.pid, "boot", time.Since(w.created).Round(time.Millisecond))
 	p.dispatchLocked()
 	return nil
@@ -163,7 +175,7 @@ func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 			return Result{}, err
 		}
 		r := <-j.ch
-		j.timer = nil
+		j.seen = 0
 		j.timedOut.Store(false)
 		jobs.Put(j)
 		p.release(w)
@@ -207,40 +219,45 @@ func (p *Pool) acquire(ctx context.Context) (*Worker, error) {
 		p.mu.Unlock()
 		return nil, ErrQueueFull
 	}
-	wt := &waiter{ch: make(chan *Worker, 1)}
+	wt := waiters.Get().(*waiter)
+	wt.since = time.Now()
 	p.waitq = append(p.waitq, wt)
 	p.mu.Unlock()
 
-	t := time.NewTimer(p.opt.AllocateTimeout)
-	defer t.Stop()
-	var err error
+	// Grants, timeouts (from the watchdog) and shutdown all reach the waiter
+	// through wt.ch, sent under p.mu as it leaves the queue.
 	select {
-	case w := <-wt.ch:
-		if w == nil {
-			return nil, ErrClosed
-		}
-		return w, nil
-	case <-t.C:
-		err = ErrNoWorker
+	case g := <-wt.ch:
+		waiters.Put(wt)
+		return g.w, g.err
 	case <-ctx.Done():
-		err = ctx.Err()
 	}
 	p.mu.Lock()
 	for i, x := range p.waitq {
 		if x == wt {
 			p.waitq = append(p.waitq[:i], p.waitq[i+1:]...)
-			break
+			p.mu.Unlock()
+			waiters.Put(wt)
+			return nil, ctx.Err()
 		}
 	}
 	p.mu.Unlock()
-	select {
-	case w := <-wt.ch: // handed a worker just as we gave up
-		if w != nil {
-			p.release(w)
-		}
-	default:
+	if g := <-wt.ch; g.w != nil { // handed a worker just as ctx ended
+		p.release(g.w)
 	}
-	return nil, err
+	waiters.Put(wt)
+	return nil, ctx.Err()
+}
+
+// expireWaitersLocked fails the jobs that have waited allocate_timeout for a
+// worker. The queue is in arrival order, so they are at its head.
+func (p *Pool) expireWaitersLocked(now time.Time) {
+	n := 0
+	for n < len(p.waitq) && now.Sub(p.waitq[n].since) >= p.opt.AllocateTimeout {
+		p.waitq[n].ch <- grant{err: ErrNoWorker}
+		n++
+	}
+	p.waitq = p.waitq[n:]
 }
 
 // release returns a job slot and hands freed capacity to waiting jobs.
@@ -248,7 +265,6 @@ func (p *Pool) release(w *Worker) {
 	p.mu.Lock()
 	w.load--
 	w.done.Add(1)
-	w.lastUsed = time.Now()
 	switch {
 	case w.state == Working && w.load == 0:
 		p.setState(w, Ready)
@@ -269,7 +285,7 @@ func (p *Pool) dispatchLocked() {
 		wt := p.waitq[0]
 		p.waitq = p.waitq[1:]
 		p.takeLocked(w)
-		wt.ch <- w
+		wt.ch <- grant{w: w}
 	}
 }
 
@@ -336,7 +352,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		close(p.done)
 	}
 	for _, wt := range p.waitq {
-		wt.ch <- nil
+		wt.ch <- grant{err: ErrClosed}
 	}
 	p.waitq = nil
 	for _, w := range p.workers {
@@ -357,6 +373,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		p.mu.Unlock()
 		<-all
 	}
+	p.stopOnce.Do(func() { close(p.stopped) })
 	p.relay.Close()
 	return err
 }

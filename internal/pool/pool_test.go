@@ -179,6 +179,30 @@ func TestMaxJobsRecycles(t *testing.T) {
 	}
 }
 
+func TestFramesForABusyWorkerLeaveInOneWrite(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, Pipeline: 16})
+	var wg sync.WaitGroup
+	job := func(body string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := run(t, p, body); err != nil {
+				t.Errorf("%s: %v", body, err)
+			}
+		}()
+	}
+	job("sleep:300")
+	time.Sleep(50 * time.Millisecond)
+	for i := 0; i < 10; i++ { // arrive one by one while the worker is busy
+		job("echo:x")
+		time.Sleep(10 * time.Millisecond)
+	}
+	wg.Wait()
+	if w := p.Workers()[0]; w.Jobs != 11 || w.Writes != 2 {
+		t.Fatalf("%d jobs in %d writes, want 11 in 2 (the first job, then the ten held ones together)", w.Jobs, w.Writes)
+	}
+}
+
 func TestTTLAndIdleTTLRecycle(t *testing.T) {
 	for _, o := range []Options{{TTL: 300 * time.Millisecond}, {IdleTTL: 300 * time.Millisecond}} {
 		o.NumWorkers = 1

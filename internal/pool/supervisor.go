@@ -46,10 +46,15 @@ func (p *Pool) checkLimits() {
 		if !w.state.accepts() {
 			continue
 		}
+		// Idle means no job dispatched since the last check: cheaper than
+		// reading the clock on every job.
+		if w.state != Ready || w.dispatched != w.idleMark {
+			w.idleMark, w.idleSince = w.dispatched, now
+		}
 		switch {
 		case p.opt.TTL > 0 && now.Sub(w.created) >= p.opt.TTL:
 			p.retireLocked(w, "ttl")
-		case p.opt.IdleTTL > 0 && w.state == Ready && now.Sub(w.lastUsed) >= p.opt.IdleTTL:
+		case p.opt.IdleTTL > 0 && w.state == Ready && now.Sub(w.idleSince) >= p.opt.IdleTTL:
 			p.retireLocked(w, "idle_ttl")
 		case p.opt.MaxMemory > 0:
 			mem = append(mem, probe{w, w.pid})
@@ -143,6 +148,7 @@ type Info struct {
 	PID      int
 	State    string
 	Jobs     uint64 // completed
+	Writes   uint64 // relay writes that carried them (and control frames)
 	InFlight int
 	RSS      uint64
 	Started  time.Time
@@ -154,7 +160,7 @@ func (p *Pool) Workers() []Info {
 	out := make([]Info, 0, len(p.workers))
 	ws := append([]*Worker(nil), p.workers...)
 	for _, w := range ws {
-		out = append(out, Info{PID: w.pid, State: w.state.String(), Jobs: w.done.Load(), InFlight: w.load, Started: w.created})
+		out = append(out, Info{PID: w.pid, State: w.state.String(), Jobs: w.done.Load(), Writes: w.writes.Load(), InFlight: w.load, Started: w.created})
 	}
 	p.mu.Unlock()
 	for i, w := range ws {

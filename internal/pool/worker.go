@@ -32,13 +32,13 @@ type result struct {
 // job is one unit of work held by a worker until its answer comes back.
 type job struct {
 	ch       chan result
-	timer    *time.Timer
+	seen     int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
 	timedOut atomic.Bool
 }
 
 var jobs = sync.Pool{New: func() any { return &job{ch: make(chan result, 1)} }}
 
-// Worker is one PHP process. Scheduling fields (state, load, dispatched, lastUsed)
+// Worker is one PHP process. Scheduling fields (state, load, dispatched, idle*)
 // belong to the pool's lock; the job table and write buffer to w.mu.
 type Worker struct {
 	pool    *Pool
@@ -54,16 +54,25 @@ type Worker struct {
 	load       int
 	dispatched int
 	done       atomic.Uint64
-	lastUsed   time.Time
+	writes     atomic.Uint64 // relay writes; done/writes is the batching achieved
+	idleMark   int // dispatched when idleSince was last reset
+	idleSince  time.Time
 
 	mu       sync.Mutex
 	inflight map[uint32]*job
 	order    []uint32 // job ids in submission order, for sequential exec_ttl
 	nextID   uint32
-	pending  []byte
+	pending  []byte // frames not yet written
+	queued   int    // jobs in pending
+	sent     int    // jobs written and not yet answered
 	spare    []byte
 	writing  bool
 	dead     bool
+
+	// exec_ttl watchdog state: the job it last saw running on a sequential
+	// worker and when it first saw it.
+	watchID    uint32
+	watchSince time.Time
 }
 
 func (p *Pool) newWorker(gen int) *Worker {
@@ -131,9 +140,12 @@ func (w *Worker) exitStatus() string {
 	return w.cmd.ProcessState.String()
 }
 
-// submit queues a job frame and writes everything pending in one write unless
-// another goroutine is already writing; that writer picks the frame up, so frames
-// queued together leave together.
+// submit queues a job frame. A sequential worker that is busy does not read
+// until it has answered what it holds, so its frames wait here and leave in one
+// write when its answers arrive (see readLoop): one pipe write and one wakeup
+// per batch instead of one per job. An idle worker, or a Fiber worker that reads
+// while it runs jobs, gets the frame now. Only one goroutine writes at a time;
+// frames queued meanwhile go out with its next write.
 func (w *Worker) submit(j *job, ctx, body []byte) error {
 	w.mu.Lock()
 	if w.dead {
@@ -141,39 +153,31 @@ func (w *Worker) submit(j *job, ctx, body []byte) error {
 		return ErrCrashed
 	}
 	w.nextID++
+	if w.nextID == 0 { // 0 means "none" to the watchdog
+		w.nextID++
+	}
 	id := w.nextID
 	w.inflight[id] = j
 	w.pending = frame.Append(w.pending, frame.CodecRaw, 0, []uint32{uint32(len(ctx)), id}, ctx, body)
-	if w.pool.opt.ExecTTL > 0 {
+	w.queued++
+	if w.pool.opt.ExecTTL > 0 && !w.pool.opt.Concurrent {
 		w.order = append(w.order, id)
-		if w.pool.opt.Concurrent || len(w.order) == 1 {
-			w.arm(id, j)
-		}
+	}
+	if w.sent > 0 && !w.pool.opt.Concurrent {
+		w.mu.Unlock()
+		return nil
 	}
 	w.flushLocked()
 	return nil
 }
 
-// arm starts a job's exec_ttl clock. A sequential worker runs its jobs one after
-// another, so only the oldest job is running and only its clock ticks; the next
-// one starts when it is answered. Concurrent (Fiber) workers run them all at once.
-func (w *Worker) arm(id uint32, j *job) {
-	j.timer = time.AfterFunc(w.pool.opt.ExecTTL, func() { w.expire(id) })
-}
-
-// answeredLocked drops id from the submission order and starts the clock of
-// the job that now runs.
+// answeredLocked drops id from the submission order, which tells the exec_ttl
+// watchdog which job a sequential worker runs now.
 func (w *Worker) answeredLocked(id uint32) {
-	if w.pool.opt.ExecTTL <= 0 {
-		return
-	}
+	w.sent--
 	for i, x := range w.order {
 		if x == id {
 			w.order = append(w.order[:i], w.order[i+1:]...)
-			if i == 0 && !w.pool.opt.Concurrent && len(w.order) > 0 {
-				next := w.order[0]
-				w.arm(next, w.inflight[next])
-			}
 			return
 		}
 	}
@@ -186,10 +190,25 @@ func (w *Worker) flushLocked() {
 		return
 	}
 	w.writing = true
+	w.writeLocked()
+}
+
+// drain writes what is pending on behalf of readLoop, which set w.writing.
+func (w *Worker) drain() {
+	w.mu.Lock()
+	w.writeLocked()
+}
+
+// writeLocked writes until nothing is pending; the caller holds w.mu and the
+// writing flag, and both are released on return.
+func (w *Worker) writeLocked() {
 	for len(w.pending) > 0 {
 		buf := w.pending
 		w.pending = w.spare[:0]
+		w.sent += w.queued
+		w.queued = 0
 		w.mu.Unlock()
+		w.writes.Add(1)
 		err := w.conn.Write(buf)
 		w.mu.Lock()
 		if cap(buf) <= 1<<20 {
@@ -244,29 +263,22 @@ func (w *Worker) readLoop() {
 			}
 			continue
 		}
-		if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
-			cause = fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
+		if cause = w.deliver(f); cause != nil {
 			break
 		}
-		w.mu.Lock()
-		j := w.inflight[f.Options[1]]
-		delete(w.inflight, f.Options[1])
-		if j != nil {
-			if j.timer != nil {
-				j.timer.Stop()
+		if w.conn.Buffered() == 0 {
+			// The worker has written all it had, so it is about to read again:
+			// the frames held for it leave now, together.
+			w.mu.Lock()
+			if len(w.pending) > 0 && !w.writing {
+				w.writing = true
+				w.mu.Unlock()
+				// Not on this goroutine: a big write could block until the worker
+				// reads, while the worker blocks writing answers nobody reads.
+				go w.drain()
+			} else {
+				w.mu.Unlock()
 			}
-			w.answeredLocked(f.Options[1])
-		}
-		w.mu.Unlock()
-		if j == nil {
-			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
-			continue
-		}
-		if f.Flags&frame.Error != 0 {
-			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
-		} else {
-			n := f.Options[0]
-			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}}
 		}
 	}
 	w.mu.Lock()
@@ -277,9 +289,6 @@ func (w *Worker) readLoop() {
 	w.pool.lost(w)
 	w.kill()
 	for _, j := range held {
-		if j.timer != nil {
-			j.timer.Stop()
-		}
 		if j.timedOut.Load() {
 			j.ch <- result{err: ErrExecTimeout}
 		} else {
@@ -289,6 +298,32 @@ func (w *Worker) readLoop() {
 	<-w.exited
 	w.conn.Close()
 	w.pool.gone(w, cause, len(held))
+}
+
+// deliver hands an answer to the job waiting for it.
+func (w *Worker) deliver(f frame.Frame) error {
+	if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
+		return fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
+	}
+	id := f.Options[1]
+	w.mu.Lock()
+	j := w.inflight[id]
+	if j != nil {
+		delete(w.inflight, id)
+		w.answeredLocked(id)
+	}
+	w.mu.Unlock()
+	if j == nil {
+		w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", id)
+		return nil
+	}
+	if f.Flags&frame.Error != 0 {
+		j.ch <- result{err: &JobError{Message: string(f.Payload)}}
+	} else {
+		n := f.Options[0]
+		j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}}
+	}
+	return nil
 }
 
 // stop asks the worker to exit after it has no jobs; SIGKILL after destroy_timeout.

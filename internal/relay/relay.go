@@ -52,6 +52,10 @@ type Conn struct {
 // Read returns the next frame from the worker.
 func (c *Conn) Read() (frame.Frame, error) { return c.r.Read() }
 
+// Buffered reports how many bytes have arrived past the last frame read: 0
+// means the worker has nothing more in flight on the stream right now.
+func (c *Conn) Buffered() int { return c.r.Buffered() }
+
 // Write sends bytes that already hold whole frames, in one write call.
 func (c *Conn) Write(b []byte) error {
 	_, err := c.w.Write(b)
@@ -112,7 +116,7 @@ func readFailure(c *Conn, err error) error {
 	var de *frame.DecodeError
 	switch {
 	case errors.As(err, &de):
-		out := append(de.Raw, c.r.Buffered()...)
+		out := append(de.Raw, c.r.Rest()...)
 		return &BootError{Reason: "the worker wrote text instead of a frame (stray output before the handshake?)", Output: clip(out)}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &BootError{Reason: "no handshake from the worker within allocate_timeout"}
