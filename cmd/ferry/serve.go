@@ -150,7 +150,7 @@ func serve(args []string) error {
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(gateway.LingerListener(ln)) }()
+	go func() { errc <- srv.Serve(gateway.Listener(ln)) }()
 	log.Info("ferry serving", "url", "http://"+ln.Addr().String(), "workers", p.Size(),
 		"relay", cfg.Pool.Relay, "pipeline", popt.Pipeline, "startup", time.Since(start).Round(time.Millisecond),
 		"admin", cfg.Admin.Socket, "version", version)
