@@ -55,7 +55,7 @@ type Worker struct {
 	dispatched int
 	done       atomic.Uint64
 	writes     atomic.Uint64 // relay writes; done/writes is the batching achieved
-	idleMark   int // dispatched when idleSince was last reset
+	idleMark   int           // dispatched when idleSince was last reset
 	idleSince  time.Time
 
 	mu       sync.Mutex
