@@ -21,7 +21,7 @@ func (l listener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
-		return &conn{TCPConn: tc}, nil
+		return &conn{TCPConn: tc, remote: tc.RemoteAddr().String()}, nil
 	}
 	return c, nil
 }
@@ -36,6 +36,7 @@ func (l listener) Accept() (net.Conn, error) {
 // unix nanoseconds, 0 for none.
 type conn struct {
 	*net.TCPConn
+	remote              string // RemoteAddr().String(), for every request's context
 	readWant, readSet   atomic.Int64
 	writeWant, writeSet atomic.Int64
 }

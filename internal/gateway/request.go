@@ -16,36 +16,44 @@ type upload struct {
 func encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files []upload, parsed bool) []byte {
 	req := &ctx.Request
 	b := phpArray(buf).open(13)
-	b = b.str("method").bytes(req.Header.Method())
-	b = b.str("uri").bytes(req.Header.RequestURI())
-	b = b.str("path").bytes(ctx.Path())
-	b = b.str("query").bytes(req.URI().QueryString())
-	b = b.str("protocol").bytes(req.Header.Protocol())
-	b = b.str("remote_addr").str(ctx.RemoteAddr().String())
-	b = b.str("host").bytes(req.Host())
+	b = b.key(`s:6:"method";`).bytes(req.Header.Method())
+	b = b.key(`s:3:"uri";`).bytes(req.Header.RequestURI())
+	b = b.key(`s:4:"path";`).bytes(ctx.Path())
+	b = b.key(`s:5:"query";`).bytes(req.URI().QueryString())
+	b = b.key(`s:8:"protocol";`).bytes(req.Header.Protocol())
+	b = b.key(`s:11:"remote_addr";`).str(remoteAddr(ctx))
+	b = b.key(`s:4:"host";`).bytes(req.Host())
 	if ctx.IsTLS() {
-		b = b.kv("scheme", "https")
+		b = b.key(`s:6:"scheme";s:5:"https";`)
 	} else {
-		b = b.kv("scheme", "http")
+		b = b.key(`s:6:"scheme";s:4:"http";`)
 	}
-	b = appendHeaders(b.str("headers"), &req.Header)
-	b = appendCookies(b.str("cookies"), &req.Header)
+	b = appendHeaders(b.key(`s:7:"headers";`), &req.Header)
+	b = appendCookies(b.key(`s:7:"cookies";`), &req.Header)
 
-	b = b.str("form").open(len(form))
+	b = b.key(`s:4:"form";`).open(len(form))
 	for i, kv := range form {
 		b = b.int(int64(i)).open(2).int(0).str(kv[0]).int(1).str(kv[1]).close()
 	}
 	b = b.close()
 
-	b = b.str("files").open(len(files))
+	b = b.key(`s:5:"files";`).open(len(files))
 	for i, f := range files {
 		b = b.int(int64(i)).open(6).int(0).str(f.field).int(1).str(f.name).int(2).str(f.ctype).
 			int(3).str(f.path).int(4).int(0).int(5).int(f.size).close()
 	}
 	b = b.close()
 
-	b = b.str("parsed").bool(parsed)
+	b = b.key(`s:6:"parsed";`).bool(parsed)
 	return b.close()
+}
+
+// remoteAddr is formatted once per connection, not once per request.
+func remoteAddr(ctx *fasthttp.RequestCtx) string {
+	if c, ok := ctx.Conn().(*conn); ok {
+		return c.remote
+	}
+	return ctx.RemoteAddr().String()
 }
 
 // appendHeaders groups repeated headers into lists. fasthttp visits each line

@@ -36,17 +36,9 @@ func (b phpArray) bool(v bool) phpArray {
 	return append(b, "b:0;"...)
 }
 
-// kv writes one string key and string value.
-func (b phpArray) kv(k, v string) phpArray { return b.str(k).str(v) }
-
-// list writes a list of strings as a PHP array with keys 0..n-1.
-func (b phpArray) list(vs []string) phpArray {
-	b = b.open(len(vs))
-	for i, v := range vs {
-		b = b.int(int64(i)).str(v)
-	}
-	return b.close()
-}
+// key appends pre-serialized bytes: the constant keys are written out in the
+// source, which spares formatting their lengths on every request.
+func (b phpArray) key(serialized string) phpArray { return append(b, serialized...) }
 
 func (b phpArray) bytes(s []byte) phpArray {
 	b = append(b, "s:"...)
