@@ -193,6 +193,9 @@ func (w *Worker) flushLocked() {
 	w.writeLocked()
 }
 
+// smallWrite never blocks on an empty pipe: a pipe holds at least a page.
+const smallWrite = 4096
+
 // drain writes what is pending on behalf of readLoop, which set w.writing.
 func (w *Worker) drain() {
 	w.mu.Lock()
@@ -203,27 +206,36 @@ func (w *Worker) drain() {
 // writing flag, and both are released on return.
 func (w *Worker) writeLocked() {
 	for len(w.pending) > 0 {
-		buf := w.pending
-		w.pending = w.spare[:0]
-		w.sent += w.queued
-		w.queued = 0
-		w.mu.Unlock()
-		w.writes.Add(1)
-		err := w.conn.Write(buf)
-		w.mu.Lock()
-		if cap(buf) <= 1<<20 {
-			w.spare = buf[:0]
-		}
-		if err != nil {
-			w.pending = w.pending[:0]
-			w.writing = false
-			w.mu.Unlock()
-			w.kill() // the reader sees EOF and fails the jobs
+		if !w.writeOnceLocked() {
 			return
 		}
 	}
 	w.writing = false
 	w.mu.Unlock()
+}
+
+// writeOnceLocked writes what is pending now and reports whether w.mu is held
+// again; on a failed write it is not and the worker is being killed.
+func (w *Worker) writeOnceLocked() bool {
+	buf := w.pending
+	w.pending = w.spare[:0]
+	w.sent += w.queued
+	w.queued = 0
+	w.mu.Unlock()
+	w.writes.Add(1)
+	err := w.conn.Write(buf)
+	w.mu.Lock()
+	if cap(buf) <= 1<<20 {
+		w.spare = buf[:0]
+	}
+	if err != nil {
+		w.pending = w.pending[:0]
+		w.writing = false
+		w.mu.Unlock()
+		w.kill() // the reader sees EOF and fails the jobs
+		return false
+	}
+	return true
 }
 
 // expire kills a worker whose job outlived exec_ttl: PHP cannot be interrupted
@@ -270,14 +282,31 @@ func (w *Worker) readLoop() {
 			// The worker has written all it had, so it is about to read again:
 			// the frames held for it leave now, together.
 			w.mu.Lock()
-			if len(w.pending) > 0 && !w.writing {
-				w.writing = true
+			switch {
+			case len(w.pending) == 0 || w.writing:
 				w.mu.Unlock()
+			case w.sent == 0 && len(w.pending) <= smallWrite:
+				// The worker has answered all it was sent, so it has read all of
+				// it: a small write fits in the empty pipe or socket buffer.
+				w.writing = true
+				if !w.writeOnceLocked() {
+					continue // the kill ends the stream
+				}
+				if len(w.pending) == 0 {
+					w.writing = false
+					w.mu.Unlock()
+					break
+				}
+				// More arrived meanwhile: that write might block, so it goes
+				// to drain like a big one.
+				w.mu.Unlock()
+				go w.drain()
+			default:
 				// Not on this goroutine: a big write could block until the worker
 				// reads, while the worker blocks writing answers nobody reads.
-				go w.drain()
-			} else {
+				w.writing = true
 				w.mu.Unlock()
+				go w.drain()
 			}
 		}
 	}
