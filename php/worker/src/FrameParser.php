@@ -65,7 +65,38 @@ final class FrameParser
      */
     public function drain(): array
     {
+        // The hot path of every worker: well-formed frames are sliced here in one
+        // loop with one unpack() per header. Anything unusual (a frame split across
+        // reads, a bad header) goes through next(), which names the fault.
         $frames = [];
+        $buffer = $this->buffer;
+        $offset = $this->offset;
+        $end = \strlen($buffer);
+        $max = $this->codec->maxPayload;
+        while ($this->header === null && $end - $offset >= FrameCodec::HEADER_SIZE) {
+            $h = unpack('Cfirst/Cflags/Vlength/Vcrc/Cstream', $buffer, $offset);
+            $options = ($h['first'] & 0x0F) - 3;
+            $length = $h['length'];
+            $size = FrameCodec::HEADER_SIZE + 4 * $options + $length;
+            if ($h['first'] >> 4 !== FrameCodec::VERSION || $options < 0 || $options > FrameCodec::MAX_OPTIONS
+                || $length > $max || $end - $offset < $size || $h['crc'] !== crc32(substr($buffer, $offset, 6))) {
+                break;
+            }
+            $frames[] = new Frame(
+                $h['flags'],
+                $options === 0 ? [] : array_values(unpack('V' . $options, $buffer, $offset + FrameCodec::HEADER_SIZE)),
+                substr($buffer, $offset + FrameCodec::HEADER_SIZE + 4 * $options, $length),
+                $h['stream'],
+            );
+            $offset += $size;
+        }
+        if ($offset === $end) {
+            $this->buffer = '';
+            $this->offset = 0;
+
+            return $frames;
+        }
+        $this->offset = $offset;
         while (($frame = $this->next()) !== null) {
             $frames[] = $frame;
         }
