@@ -72,7 +72,7 @@ final class Request
                 $c['remote_addr'] ?? '',
                 $c['host'] ?? '',
                 $c['headers'] ?? [],
-                isset($c['cookies']) && \is_array($c['cookies']) ? self::decodeCookies($c['cookies']) : $c['cookies'] ?? [],
+                ($c['cookies'] ?? []) === [] ? [] : (\is_array($c['cookies']) ? self::decodeCookies($c['cookies']) : $c['cookies']),
                 $body,
                 $c['form'] ?? [],
                 $c['files'] ?? [],

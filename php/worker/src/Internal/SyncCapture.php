@@ -19,6 +19,9 @@ final class SyncCapture implements OutputCapture
 
     public function take(Job $job): string
     {
+        if (ob_get_length() === 0 && ob_get_level() === $job->level) {
+            return ''; // the usual case: nothing echoed
+        }
         if (!$this->settle($job)) {
             // The application closed our buffer; open a fresh one so later output stays captured.
             ob_start();
