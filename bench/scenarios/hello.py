@@ -25,7 +25,7 @@ def systems(ctx):
     app = os.path.join(ctx.root, "bench", "apps", "hello")
     worker = os.path.join(ctx.root, "examples", "hello", "worker.php")
     return [
-        Ferry(ctx, "ferry", "Ferry (pipes, pipeline 16)", worker, admin=True),
+        Ferry(ctx, "ferry", "Ferry (pipes, pipeline 32)", worker, admin=True),
         Ferry(ctx, "ferry-p1", "Ferry (pipeline=1)", worker, pipeline=1),
         NginxFpm(ctx, "fpm", "nginx + php-fpm", os.path.join(app, "index.php")),
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", os.path.join(app, "index.php"),

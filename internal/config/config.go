@@ -135,7 +135,7 @@ func Default() *Config {
 			AllocateTimeout: 60 * time.Second,
 			DestroyTimeout:  5 * time.Second,
 			QueueSize:       1024,
-			Pipeline:        16,
+			Pipeline:        32,
 			MaxConcurrency:  64,
 			MaxFrameSize:    64 * MiB,
 			PHP: PHPConfig{

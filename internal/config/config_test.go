@@ -44,7 +44,7 @@ func TestDefaults(t *testing.T) {
 		{"pool.allocate_timeout", d.Pool.AllocateTimeout, 60 * time.Second},
 		{"pool.destroy_timeout", d.Pool.DestroyTimeout, 5 * time.Second},
 		{"pool.queue_size", d.Pool.QueueSize, 1024},
-		{"pool.pipeline", d.Pool.Pipeline, 16},
+		{"pool.pipeline", d.Pool.Pipeline, 32},
 		{"pool.fibers", d.Pool.Fibers, false},
 		{"pool.max_concurrency", d.Pool.MaxConcurrency, 64},
 		{"pool.max_frame_size", d.Pool.MaxFrameSize, Size(64 << 20)},
