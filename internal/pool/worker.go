@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -97,8 +96,11 @@ func (w *Worker) boot() error {
 	ctx, stop := context.WithTimeout(ctx, w.pool.opt.AllocateTimeout)
 	defer stop()
 	conn, err := w.pool.relay.Start(ctx, w.cmd, func() {
-		w.pid = w.cmd.Process.Pid
-		w.out.setPID(w.pid)
+		pid := w.cmd.Process.Pid
+		w.pool.mu.Lock() // Workers() lists starting workers too
+		w.pid = pid
+		w.pool.mu.Unlock()
+		w.out.setPID(pid)
 		go func() {
 			w.cmd.Wait()
 			close(w.exited)
@@ -255,104 +257,6 @@ func (w *Worker) kill() {
 	if w.cmd.Process != nil {
 		w.cmd.Process.Kill()
 	}
-}
-
-// readLoop owns the worker's end: it delivers answers and, when the stream ends,
-// fails exactly the jobs the worker still held.
-func (w *Worker) readLoop() {
-	var cause error
-	for {
-		f, err := w.conn.Read()
-		if err != nil {
-			cause = err
-			break
-		}
-		if f.Flags&frame.Control != 0 {
-			// A worker may ask to be retired ({"stop":true}, e.g. a reset hook
-			// failed): it gets no new jobs and finishes those it holds.
-			if bytes.Contains(f.Payload, []byte(`"stop"`)) {
-				w.pool.retire(w, "worker asked to stop")
-			}
-			continue
-		}
-		if cause = w.deliver(f); cause != nil {
-			break
-		}
-		if w.conn.Buffered() == 0 {
-			// The worker has written all it had, so it is about to read again:
-			// the frames held for it leave now, together.
-			w.mu.Lock()
-			switch {
-			case len(w.pending) == 0 || w.writing:
-				w.mu.Unlock()
-			case w.sent == 0 && len(w.pending) <= smallWrite:
-				// The worker has answered all it was sent, so it has read all of
-				// it: a small write fits in the empty pipe or socket buffer.
-				w.writing = true
-				if !w.writeOnceLocked() {
-					continue // the kill ends the stream
-				}
-				if len(w.pending) == 0 {
-					w.writing = false
-					w.mu.Unlock()
-					break
-				}
-				// More arrived meanwhile: that write might block, so it goes
-				// to drain like a big one.
-				w.mu.Unlock()
-				go w.drain()
-			default:
-				// Not on this goroutine: a big write could block until the worker
-				// reads, while the worker blocks writing answers nobody reads.
-				w.writing = true
-				w.mu.Unlock()
-				go w.drain()
-			}
-		}
-	}
-	w.mu.Lock()
-	w.dead = true
-	held := w.inflight
-	w.inflight = nil
-	w.mu.Unlock()
-	w.pool.lost(w)
-	w.kill()
-	for _, j := range held {
-		if j.timedOut.Load() {
-			j.ch <- result{err: ErrExecTimeout}
-		} else {
-			j.ch <- result{err: ErrCrashed}
-		}
-	}
-	<-w.exited
-	w.conn.Close()
-	w.pool.gone(w, cause, len(held))
-}
-
-// deliver hands an answer to the job waiting for it.
-func (w *Worker) deliver(f frame.Frame) error {
-	if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
-		return fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
-	}
-	id := f.Options[1]
-	w.mu.Lock()
-	j := w.inflight[id]
-	if j != nil {
-		delete(w.inflight, id)
-		w.answeredLocked(id)
-	}
-	w.mu.Unlock()
-	if j == nil {
-		w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", id)
-		return nil
-	}
-	if f.Flags&frame.Error != 0 {
-		j.ch <- result{err: &JobError{Message: string(f.Payload)}}
-	} else {
-		n := f.Options[0]
-		j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}}
-	}
-	return nil
 }
 
 // stop asks the worker to exit after it has no jobs; SIGKILL after destroy_timeout.

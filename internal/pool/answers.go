@@ -1,0 +1,127 @@
+package pool
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ferry-php/ferry/internal/frame"
+)
+
+// readLoop owns the worker's end: it delivers answers and, when the stream ends,
+// fails exactly the jobs the worker still held.
+//
+// Answers are taken a batch at a time, as the worker wrote them: the batch is
+// accounted for under one lock, the frames held for the worker leave before
+// anyone is woken (the worker is about to read again and should not wait for
+// the deliveries), and then the waiting jobs get their results.
+func (w *Worker) readLoop() {
+	var (
+		cause error
+		batch []frame.Frame
+		owner []*job
+	)
+	for {
+		f, err := w.conn.Read()
+		if err != nil {
+			cause = err
+			break
+		}
+		if f.Flags&frame.Control != 0 {
+			// A worker may ask to be retired ({"stop":true}, e.g. a reset hook
+			// failed): it gets no new jobs and finishes those it holds.
+			if bytes.Contains(f.Payload, []byte(`"stop"`)) {
+				w.pool.retire(w, "worker asked to stop")
+			}
+		} else if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
+			cause = fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
+			break
+		} else {
+			batch = append(batch, f)
+		}
+		if w.conn.Buffered() > 0 {
+			continue
+		}
+		owner = w.settle(batch, owner[:0])
+		w.deliver(batch, owner)
+		clear(batch)
+		batch = batch[:0]
+	}
+	w.mu.Lock()
+	w.dead = true // nothing more is written to it
+	w.mu.Unlock()
+	w.deliver(batch, w.settle(batch, owner[:0])) // answers read before the failure
+	w.mu.Lock()
+	held := w.inflight
+	w.inflight = nil
+	w.mu.Unlock()
+	w.pool.lost(w)
+	w.kill()
+	for _, j := range held {
+		if j.timedOut.Load() {
+			j.ch <- result{err: ErrExecTimeout}
+		} else {
+			j.ch <- result{err: ErrCrashed}
+		}
+	}
+	<-w.exited
+	w.conn.Close()
+	w.pool.gone(w, cause, len(held))
+}
+
+// settle takes the answered jobs out of the job table, appending each answer's
+// job (nil if unknown) to owner, and sends the frames held meanwhile.
+func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
+	w.mu.Lock()
+	for _, f := range batch {
+		id := f.Options[1]
+		j := w.inflight[id]
+		if j != nil {
+			delete(w.inflight, id)
+			w.answeredLocked(id)
+		}
+		owner = append(owner, j)
+	}
+	switch {
+	case len(w.pending) == 0 || w.writing || w.dead:
+		w.mu.Unlock()
+	case w.sent == 0 && len(w.pending) <= smallWrite:
+		// The worker has answered all it was sent, so it has read all of it:
+		// a small write fits in the empty pipe or socket buffer.
+		w.writing = true
+		if !w.writeOnceLocked() {
+			return owner // the kill ends the stream
+		}
+		if len(w.pending) == 0 {
+			w.writing = false
+			w.mu.Unlock()
+			return owner
+		}
+		// More arrived meanwhile: that write might block, so it goes to drain
+		// like a big one.
+		w.mu.Unlock()
+		go w.drain()
+	default:
+		// Not on this goroutine: a big write could block until the worker
+		// reads, while the worker blocks writing answers nobody reads.
+		w.writing = true
+		w.mu.Unlock()
+		go w.drain()
+	}
+	return owner
+}
+
+// deliver hands each answer to the job waiting for it.
+func (w *Worker) deliver(batch []frame.Frame, owner []*job) {
+	for i, f := range batch {
+		j := owner[i]
+		switch {
+		case j == nil:
+			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
+		case f.Flags&frame.Error != 0:
+			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
+		default:
+			n := f.Options[0]
+			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}}
+		}
+	}
+}
