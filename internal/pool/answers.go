@@ -53,19 +53,30 @@ func (w *Worker) readLoop() {
 	w.mu.Lock()
 	held := w.inflight
 	w.inflight = nil
+	failed := make(map[*job]error, len(held))
+	for id, j := range held {
+		switch {
+		case j.timedOut.Load():
+			failed[j] = ErrExecTimeout
+		case w.unsentLocked(id):
+			failed[j] = errUnsent // Exec runs it on another worker
+		default:
+			failed[j] = ErrCrashed
+		}
+	}
 	w.mu.Unlock()
 	w.pool.lost(w)
 	w.kill()
-	for _, j := range held {
-		if j.timedOut.Load() {
-			j.ch <- result{err: ErrExecTimeout}
-		} else {
-			j.ch <- result{err: ErrCrashed}
+	lostJobs := 0
+	for j, err := range failed {
+		if err != errUnsent {
+			lostJobs++
 		}
+		j.ch <- result{err: err}
 	}
 	<-w.exited
 	w.conn.Close()
-	w.pool.gone(w, cause, len(held))
+	w.pool.gone(w, cause, lostJobs)
 }
 
 // settle takes the answered jobs out of the job table, appending each answer's

@@ -157,8 +157,8 @@ func (p *Pool) removeLocked(w *Worker) {
 }
 
 // Exec runs one job and returns the worker's answer. A job that could not be
-// written to a worker (it died first) is retried on another one; a job a worker
-// received is never run twice.
+// written to a worker (it died first, or while the job waited to be sent to
+// it) is retried on another one; a job a worker received is never run twice.
 func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 	for attempt := 0; ; attempt++ {
 		w, err := p.acquire(ctx)
@@ -179,6 +179,12 @@ func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 		j.timedOut.Store(false)
 		jobs.Put(j)
 		p.release(w)
+		if r.err == errUnsent {
+			if attempt < 3 {
+				continue
+			}
+			r.err = ErrCrashed
+		}
 		return r.res, r.err
 	}
 }

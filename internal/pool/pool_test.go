@@ -203,6 +203,30 @@ func TestFramesForABusyWorkerLeaveInOneWrite(t *testing.T) {
 	}
 }
 
+func TestJobsHeldForADyingWorkerRunElsewhere(t *testing.T) {
+	// Jobs that arrive while the only worker is busy wait in the server for its
+	// answers; the worker dies instead. Only the job it was running fails: the
+	// others never reached it and run on its replacement.
+	p := newPool(t, Options{NumWorkers: 1, Pipeline: 8})
+	dying := make(chan error, 1)
+	go func() { _, err := run(t, p, "die:200"); dying <- err }()
+	time.Sleep(50 * time.Millisecond)
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got, err := run(t, p, "echo:held"); err != nil || got != "held" {
+				t.Errorf("held job: %q, %v; want it run on the replacement", got, err)
+			}
+		}()
+	}
+	if err := <-dying; !errors.Is(err, ErrCrashed) {
+		t.Fatalf("the running job: %v, want ErrCrashed", err)
+	}
+	wg.Wait()
+}
+
 func TestTTLAndIdleTTLRecycle(t *testing.T) {
 	for _, o := range []Options{{TTL: 300 * time.Millisecond}, {IdleTTL: 300 * time.Millisecond}} {
 		o.NumWorkers = 1

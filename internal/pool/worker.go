@@ -63,6 +63,7 @@ type Worker struct {
 	nextID   uint32
 	pending  []byte // frames not yet written
 	queued   int    // jobs in pending
+	firstQ   uint32 // id of the first job in pending: ids firstQ..nextID are unsent
 	sent     int    // jobs written and not yet answered
 	spare    []byte
 	writing  bool
@@ -161,6 +162,9 @@ func (w *Worker) submit(j *job, ctx, body []byte) error {
 	id := w.nextID
 	w.inflight[id] = j
 	w.pending = frame.Append(w.pending, frame.CodecRaw, 0, []uint32{uint32(len(ctx)), id}, ctx, body)
+	if w.queued == 0 {
+		w.firstQ = id
+	}
 	w.queued++
 	if w.pool.opt.ExecTTL > 0 && !w.pool.opt.Concurrent {
 		w.order = append(w.order, id)
@@ -171,6 +175,12 @@ func (w *Worker) submit(j *job, ctx, body []byte) error {
 	}
 	w.flushLocked()
 	return nil
+}
+
+// unsentLocked tells whether job id is still in pending: the worker never saw
+// it, so it can run elsewhere. Ids grow by one per job (mod 2^32).
+func (w *Worker) unsentLocked(id uint32) bool {
+	return w.queued > 0 && id-w.firstQ <= w.nextID-w.firstQ
 }
 
 // answeredLocked drops id from the submission order, which tells the exec_ttl

@@ -2,7 +2,7 @@
 // A deliberately tiny, SDK-free worker used by the pool tests: it speaks the
 // frame protocol by hand so pool behaviour is tested independently of php/worker.
 // Jobs: "echo:<x>" answers x; "crash" exits; "sleep:<ms>" sleeps then answers;
-// "error" answers an ERROR frame; "leak:<kib>" keeps memory; "pid" answers getmypid().
+// "die:<ms>" sleeps then exits; "error" answers an ERROR frame; "leak:<kib>" keeps memory; "pid" answers getmypid().
 declare(strict_types=1);
 
 function frame(int $flags, array $opts, string $payload): string {
@@ -45,6 +45,7 @@ while (true) {
     [$cmd, $arg] = explode(':', $body . ':', 3);
     switch ($cmd) {
         case 'crash': exit(3);
+        case 'die': usleep((int)$arg * 1000); exit(3);
         case 'sleep': usleep((int)$arg * 1000); $ans = "slept $arg"; break;
         case 'error': fwrite($out, frame(0x40, [0, $id], 'it failed')); continue 2;
         case 'leak': $leak[] = str_repeat('x', (int)$arg * 1024); $ans = 'leaked'; break;
