@@ -48,6 +48,7 @@ type ServerConfig struct {
 	MaxHeaderSize     Size          `yaml:"max_header_size"`
 	Debug             bool          `yaml:"debug"`
 	AccessLog         bool          `yaml:"access_log"`
+	MaxProcs          int           `yaml:"max_procs"` // Go threads running at once; 0 = half the CPUs
 	Static            StaticConfig  `yaml:"static"`
 }
 

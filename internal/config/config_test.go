@@ -27,6 +27,7 @@ func TestDefaults(t *testing.T) {
 		{"server.max_header_size", d.Server.MaxHeaderSize, Size(64 << 10)},
 		{"server.debug", d.Server.Debug, false},
 		{"server.access_log", d.Server.AccessLog, false},
+		{"server.max_procs", d.Server.MaxProcs, 0},
 		{"server.static.dir", d.Server.Static.Dir, ""},
 		{"server.static.prefix", d.Server.Static.Prefix, "/"},
 		{"server.static.forbid", d.Server.Static.Forbid, []string{".php", ".htaccess"}},

@@ -133,6 +133,7 @@ func (k *checker) server(s *ServerConfig) {
 	if s.MaxBodySize <= 0 {
 		k.err("server.max_body_size", "must be > 0, got %s", s.MaxBodySize)
 	}
+	k.intRange("server.max_procs", s.MaxProcs, 0, 4096)
 	if s.MaxHeaderSize < KiB {
 		k.err("server.max_header_size", "must be >= 1KiB, got %s", s.MaxHeaderSize)
 	}
