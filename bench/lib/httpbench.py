@@ -1,7 +1,7 @@
 """HTTP comparisons: start systems, check them, load them with wrk in alternation."""
 
 from . import method, wrk
-from .proc import StartError
+from .proc import StartError, cpu_seconds
 
 
 def start_all(ctx, systems, check):
@@ -42,8 +42,15 @@ def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=
         dead = s.health()
         if dead:
             raise wrk.WrkError(dead)
+        front, php = s.cpu_pids()
+        before = cpu_seconds(front), cpu_seconds(php)
         res = wrk.run(s.url + path, settings.duration, conns, ctx.threads, script=script,
                       eof_delimited=s.eof_delimited)
+        if res["requests"]:
+            # CPU per request is steadier than RPS on a shared machine: it says how much
+            # work each system spends on a request, whatever else the machine is doing.
+            res["cpu_front_us"] = (cpu_seconds(front) - before[0]) * 1e6 / res["requests"]
+            res["cpu_php_us"] = (cpu_seconds(php) - before[1]) * 1e6 / res["requests"]
         if errors_fatal and res["non2xx"]:
             raise wrk.WrkError(f"{res['non2xx']} responses were not 2xx/3xx ({res['argv']})")
         if errors_fatal and res["requests"] == 0:
@@ -65,6 +72,8 @@ def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=
             "p50_ms": method.summary([r["p50_ms"] for r in win]),
             "p99_ms": method.summary([r["p99_ms"] for r in win]),
             "failed_share": method.summary([r["failed_share"] for r in win]),
+            "cpu_front_us": method.summary([r["cpu_front_us"] for r in win if "cpu_front_us" in r]),
+            "cpu_php_us": method.summary([r["cpu_php_us"] for r in win if "cpu_php_us" in r]),
             "_state": st,
         }
     return out

@@ -159,6 +159,33 @@ def children(pid):
     return sorted(out)
 
 
+def descendants(pid):
+    """pid's children, their children, and so on."""
+    out, todo = [], [pid]
+    while todo:
+        kids = children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+TICK = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids):
+    """User + system CPU time of pids so far; a process that is gone counts 0."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total * TICK
+
+
 def rss_kib(pid):
     try:
         with open(f"/proc/{pid}/status") as f:

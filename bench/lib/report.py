@@ -86,6 +86,18 @@ def http_table(section, results):
                    "settled"], rows)
 
 
+def cpu_table(section, results):
+    """CPU time per request, median over the iterations used, front and PHP apart."""
+    rows = []
+    for r in results.values():
+        front, php = r.get("cpu_front_us"), r.get("cpu_php_us")
+        if not front or not php:
+            continue
+        f, p = front["median"], php["median"]
+        rows.append([r["label"], f"{f:.1f}", f"{p:.1f}" if p else "-", f"{f + p:.1f}"])
+    section.table(["system", "front (server) us", "PHP processes us", "total us"], rows)
+
+
 def settled_cell(r):
     if r["error"]:
         return "**FAILED**: " + r["error"]

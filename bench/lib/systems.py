@@ -8,7 +8,7 @@ import shutil
 import signal
 import subprocess
 
-from .proc import Proc, StartError, children, free_port, http_get, rss_kib, wait_file, wait_http
+from .proc import Proc, StartError, children, descendants, free_port, http_get, rss_kib, wait_file, wait_http
 
 IS_ROOT = os.geteuid() == 0
 FPM_BIN = shutil.which("php-fpm8.2") or "/usr/sbin/php-fpm8.2"
@@ -49,6 +49,15 @@ class System:
 
     def php_pids(self):
         return []
+
+    def cpu_pids(self):
+        """(front, php): the system's processes split into the HTTP front (Ferry, nginx,
+        a Go server) and the PHP processes, for CPU time per request."""
+        php = set(self.php_pids())
+        every = []
+        for p in self.procs:
+            every += [p.pid] + descendants(p.pid)
+        return [p for p in every if p not in php], sorted(php)
 
     def health(self):
         """None while every process of the system runs, else why it stopped."""

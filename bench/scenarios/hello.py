@@ -84,6 +84,12 @@ def run(ctx):
         sec.add(f"- **{key} not measured**: {err}")
     ratios = httpbench.ratios(results, RATIOS, ctx.settings)
     report.ratio_table(sec, ratios)
+    sec.add("### CPU time per request", "",
+            "User + system CPU time of each system's processes during each iteration (from /proc), divided "
+            "by the requests served; wrk's own share is not counted. Steadier than requests per second on "
+            "a shared machine. A Go-only server spends its time on HTTP; Ferry spends that too, plus the "
+            "relay and the PHP workers, which is why its ceiling stays under the Go-only one.", "")
+    report.cpu_table(sec, results)
     sec.chart(ctx, "hello_rps.svg", "hello: requests per second", "requests/s", report.rps_bars(results))
     bars = [{"label": r["label"], "value": r["p99_ms"]["median"], "lo": r["p99_ms"]["min"], "hi": r["p99_ms"]["max"]}
             for r in results.values() if r["p99_ms"]]
@@ -106,6 +112,10 @@ def run(ctx):
     sec.data = {"results": httpbench.public(results), "ratios": ratios, "start_errors": errors,
                 "memory_after_boot": mem_boot, "memory_after_load": mem_after}
     sec.summarize(ratios)
+    cpu = {k: (r.get("cpu_front_us") or {}).get("median", 0) + (r.get("cpu_php_us") or {}).get("median", 0)
+           for k, r in results.items() if r.get("cpu_front_us")}
+    if cpu:
+        sec.summary.append("CPU us per request: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
     ferry_rss = mem_after.get("ferry", {}).get("rss_kib")
     if ferry_rss:
         sec.summary.append(f"idle Ferry worker RSS after load: {mib(ferry_rss)} MiB")

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lib import httpbench, method, svg, wrk  # noqa: E402
 from lib.context import Context  # noqa: E402
-from lib.proc import StartError  # noqa: E402
+from lib.proc import StartError, cpu_seconds, descendants  # noqa: E402
 from lib.systems import System, check  # noqa: E402
 from scenarios import external, relay  # noqa: E402
 
@@ -152,6 +152,27 @@ class ParsersTest(unittest.TestCase):
         rows = [("r / scan", {"fibers": 1.0, "ops_per_sec": 5.0}, None),
                 ("r / scan", {"fibers": 10.0, "ops_per_sec": 9.0}, None), ("r / ping", {"ops_per_sec": 1.0}, None)]
         self.assertEqual([r[0] for r in external.disambiguate(rows)], ["r / scan fibers=1", "r / scan fibers=10", "r / ping"])
+
+
+class ProcTest(unittest.TestCase):
+    def test_cpu_time_of_a_process_tree(self):
+        # A shell whose child burns CPU for a moment: the grandchild is found, its CPU counted.
+        import subprocess
+        sh = subprocess.Popen(["sh", "-c", "python3 -c 'import time; t=time.time()\nwhile time.time()-t<0.3: pass\ntime.sleep(5)' & wait"])
+        try:
+            import time
+            deadline = time.time() + 5
+            while time.time() < deadline and not descendants(sh.pid):
+                time.sleep(0.02)
+            kids = descendants(sh.pid)
+            self.assertTrue(kids, "the busy child was not found")
+            time.sleep(0.6)
+            self.assertGreater(cpu_seconds(kids), 0.15)
+            self.assertEqual(cpu_seconds([2 ** 22 + 12345]), 0)  # no such process
+        finally:
+            for pid in descendants(sh.pid):
+                os.kill(pid, 9)
+            sh.wait()
 
 
 class Answer500(http.server.BaseHTTPRequestHandler):
