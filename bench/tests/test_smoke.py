@@ -55,7 +55,7 @@ class QuickHelloTest(unittest.TestCase):
     def test_report_has_tables_and_charts(self):
         with open(os.path.join(self.dir, "report.md")) as f:
             md = f.read()
-        self.assertRegex(md, r"\| Ferry \(pipes, pipeline 16\) \| [0-9,]+ \|")
+        self.assertRegex(md, r"\| Ferry \(pipes, pipeline 32\) \| [0-9,]+ \|")
         self.assertRegex(md, r"\| Ferry / nginx\+php-fpm \| \*\*[0-9.]+x\*\*")
         charts = re.findall(r"!\[[^\]]*\]\(([^)]+\.svg)\)", md)
         self.assertIn("hello_rps.svg", charts)
