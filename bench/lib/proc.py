@@ -141,21 +141,26 @@ def wait_file(path, proc, timeout=10.0):
     raise StartError(f"{proc.name} did not create {path} within {timeout:.0f}s:\n{tail(proc.log_path)}")
 
 
+def stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command name (state first), or None if
+    the process is gone. The name may contain spaces and parentheses, so the fields
+    start after the last ')'."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2:].split()
+
+
 def children(pid):
     """Direct children of pid, found by scanning /proc (no psutil in the stdlib)."""
     out = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # The command name may contain spaces and parentheses: fields start after the last ')'.
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 1 and int(fields[1]) == pid:
-            out.append(int(entry))
+        if entry.isdigit():
+            fields = stat_fields(entry)
+            if fields and len(fields) > 1 and int(fields[1]) == pid:
+                out.append(int(entry))
     return sorted(out)
 
 
@@ -176,13 +181,9 @@ def cpu_seconds(pids):
     """User + system CPU time of pids so far; a process that is gone counts 0."""
     total = 0
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+        fields = stat_fields(pid)
+        if fields:
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
     return total * TICK
 
 
