@@ -38,8 +38,8 @@ func (w *Worker) readLoop() {
 		} else {
 			batch = append(batch, f)
 		}
-		if w.conn.Buffered() > 0 {
-			continue
+		if w.conn.Buffered() > 0 && len(batch) < w.pool.opt.Pipeline {
+			continue // more of this batch has arrived; a worker holds at most Pipeline jobs
 		}
 		owner = w.settle(batch, owner[:0])
 		w.deliver(batch, owner)
