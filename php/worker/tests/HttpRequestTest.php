@@ -100,6 +100,19 @@ final class HttpRequestTest extends TestCase
         self::assertEqualsWithDelta(microtime(true), $s['REQUEST_TIME_FLOAT'], 5.0);
     }
 
+    public function testSchemeReachesServerParams(): void
+    {
+        $plain = Request::fromContext(self::context(['scheme' => 'http']), '');
+        self::assertSame('http', $plain->scheme);
+        self::assertSame('http', $plain->server()['REQUEST_SCHEME']);
+        self::assertArrayNotHasKey('HTTPS', $plain->server());
+
+        $tls = Request::fromContext(self::context(['scheme' => 'https']), '');
+        self::assertSame('https', $tls->scheme);
+        self::assertSame('on', $tls->server()['HTTPS']);
+        self::assertSame('https', $tls->server()['REQUEST_SCHEME']);
+    }
+
     public function testIpv6RemoteAddress(): void
     {
         $s = Request::fromContext(self::context(['remote_addr' => '[::1]:4000', 'host' => '[::1]:8080']), '')->server();

@@ -69,6 +69,15 @@ final class Psr7WorkerTest extends TestCase
         self::assertSame(UPLOAD_ERR_NO_FILE, $files['photo']->getError());
     }
 
+    public function testSchemeFromTheGateway(): void
+    {
+        $this->bridge();
+        $https = Psr7Worker::toServerRequest(Request::fromContext(HttpRequestTest::context(['scheme' => 'https']), ''));
+        self::assertSame('https', $https->getUri()->getScheme());
+        $http = Psr7Worker::toServerRequest(Request::fromContext(HttpRequestTest::context(['scheme' => 'http']), ''));
+        self::assertSame('http', $http->getUri()->getScheme());
+    }
+
     public function testPlainRequestHasNoParsedBodyAndKeepsTheRawBody(): void
     {
         $this->bridge();

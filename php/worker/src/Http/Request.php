@@ -44,6 +44,7 @@ final class Request
         public readonly array $uploads = [],
         public readonly bool $parsed = false,
         public readonly float $time = 0.0,
+        public readonly string $scheme = 'http',
     ) {
     }
 
@@ -78,6 +79,7 @@ final class Request
                 $c['files'] ?? [],
                 $c['parsed'] ?? false,
                 microtime(true),
+                $c['scheme'] ?? 'http',
             );
         } catch (\TypeError $e) {
             throw new ProtocolException('HTTP context field has the wrong type: ' . $e->getMessage(), 0, $e);
@@ -203,7 +205,11 @@ final class Request
             'REMOTE_PORT' => $port,
             'REQUEST_TIME' => (int) $this->time,
             'REQUEST_TIME_FLOAT' => $this->time,
+            'REQUEST_SCHEME' => $this->scheme,
         ];
+        if ($this->scheme === 'https') {
+            $server['HTTPS'] = 'on'; // as nginx's fastcgi_params set it for FPM
+        }
         if ($serverPort !== '') {
             $server['SERVER_PORT'] = $serverPort;
         }

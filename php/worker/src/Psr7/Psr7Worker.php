@@ -88,9 +88,9 @@ final class Psr7Worker
         $version = $slash === false ? '1.1' : substr($protocol, $slash + 1);
         $uri = $request->uri;
         if ($request->host !== '' && ($uri === '' || $uri[0] === '/')) {
-            // The context carries no scheme; TLS terminates in front of the gateway or in it,
-            // so a proxy header is the only hint available.
-            $scheme = strtolower($request->header('X-Forwarded-Proto') ?? '') === 'https' ? 'https' : 'http';
+            // TLS may end at a proxy in front of Ferry: its X-Forwarded-Proto counts too.
+            $forwarded = strtolower($request->header('X-Forwarded-Proto') ?? '');
+            $scheme = $request->scheme === 'https' || $forwarded === 'https' ? 'https' : 'http';
             $uri = $scheme . '://' . $request->host . $uri;
         }
         $psr = new ServerRequest(
