@@ -166,15 +166,10 @@ func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 			return Result{}, err
 		}
 		j := jobs.Get().(*job)
-		if err := w.submit(j, jobCtx, body); err != nil {
-			jobs.Put(j)
-			p.release(w)
-			if attempt < 3 {
-				continue
-			}
-			return Result{}, err
+		r := result{err: w.submit(j, jobCtx, body)}
+		if r.err == nil {
+			r = <-j.ch
 		}
-		r := <-j.ch
 		j.seen = 0
 		j.timedOut.Store(false)
 		jobs.Put(j)

@@ -153,7 +153,7 @@ func (w *Worker) submit(j *job, ctx, body []byte) error {
 	w.mu.Lock()
 	if w.dead {
 		w.mu.Unlock()
-		return ErrCrashed
+		return errUnsent
 	}
 	w.nextID++
 	if w.nextID == 0 { // 0 means "none" to the watchdog
