@@ -30,6 +30,17 @@ final class FrameCodec
     }
 
     /**
+     * A job or answer frame (CODEC_RAW, options [contextLength, id]) without encode()'s
+     * checks: every answer takes this path, and the caller guarantees the values fit.
+     */
+    public static function job(int $contextLength, int $id, string $payload): string
+    {
+        $head = "\x15\x04" . pack('V', \strlen($payload)); // version 1, 5 header words; CODEC_RAW
+
+        return $head . pack('V', crc32($head)) . "\0\0" . pack('VV', $contextLength, $id) . $payload;
+    }
+
+    /**
      * @param list<int> $options
      */
     public static function encode(int $flags, array $options = [], string $payload = '', int $streamFlags = 0): string

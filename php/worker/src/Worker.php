@@ -352,11 +352,8 @@ final class Worker
             ));
         }
 
-        // FrameCodec::encode() inlined for the one shape every answer has (CODEC_RAW,
-        // two options): the lengths are checked above and ids come from our frames.
-        $head = "\x15\x04" . pack('V', \strlen($payload));
-
-        return $head . pack('V', crc32($head)) . "\0\0" . pack('VV', \strlen($context), $id) . $payload;
+        // The length is checked above and ids come from our own frames.
+        return FrameCodec::job(\strlen($context), $id, $payload);
     }
 
     /**

@@ -22,6 +22,15 @@ final class FrameCodecTest extends TestCase
         self::assertSame(self::JOB_HEX, bin2hex(FrameCodec::encode(Frame::CODEC_RAW, [5, 7], 'hello world')));
     }
 
+    public function testJobIsEncodeWithoutTheChecks(): void
+    {
+        self::assertSame(self::JOB_HEX, bin2hex(FrameCodec::job(5, 7, 'hello world')));
+        self::assertSame(
+            FrameCodec::encode(Frame::CODEC_RAW, [0, 0xFFFFFFFF], ''),
+            FrameCodec::job(0, 0xFFFFFFFF, '')
+        );
+    }
+
     public function testDecodeReturnsEveryField(): void
     {
         $frame = (new FrameCodec())->decode(hex2bin(self::JOB_HEX));
