@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 
 from lib import report
 
@@ -43,13 +44,11 @@ class External:
         if ctx.quick:
             argv += self.quick_args
         ctx.progress("running " + " ".join(argv))
-        try:
-            res = subprocess.run(argv, cwd=ctx.root, capture_output=True, text=True,
-                                 timeout=120 if ctx.quick else 3600)
-        except subprocess.TimeoutExpired:
+        code, stdout, stderr = run_streaming(argv, ctx, timeout=120 if ctx.quick else 3600)
+        if code is None:
             return sec.not_run(f"`{' '.join(argv)}` did not finish in time")
-        if res.returncode != 0:
-            return sec.not_run(f"`{' '.join(argv)}` exited {res.returncode}: {why(res.stderr + res.stdout)}")
+        if code != 0:
+            return sec.not_run(f"`{' '.join(argv)}` exited {code}: {why(stderr + stdout)}")
         try:
             with open(out) as f:
                 doc = json.load(f)
@@ -85,6 +84,30 @@ class External:
         sec.data = {"command": argv, "json": doc}
         sec.summary.append(f"{len(rows)} cases charted from {self.script}")
         return sec
+
+
+def run_streaming(argv, ctx, timeout):
+    """Runs a script whose progress goes to stderr: each stderr line is shown as it comes
+    (these scripts run for minutes), and both streams are kept for the error message.
+    Returns (exit code or None on timeout, stdout, stderr)."""
+    proc = subprocess.Popen(argv, cwd=ctx.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    err = []
+    try:
+        for line in proc.stderr:
+            err.append(line)
+            if line.strip():
+                ctx.progress("  " + line.rstrip())
+        code = proc.wait()
+    finally:
+        timed_out = not timer.is_alive()
+        timer.cancel()
+    reader.join()
+    return (None if timed_out else code), "".join(out), "".join(err)
 
 
 META_KEYS = ("meta", "env", "environment", "config")

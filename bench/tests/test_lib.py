@@ -154,6 +154,30 @@ class ParsersTest(unittest.TestCase):
         self.assertEqual([r[0] for r in external.disambiguate(rows)], ["r / scan fibers=1", "r / scan fibers=10", "r / ping"])
 
 
+class StreamingTest(unittest.TestCase):
+    class Ctx:
+        root = "."
+
+        def __init__(self):
+            self.lines = []
+
+        def progress(self, msg):
+            self.lines.append(msg)
+
+    def test_stderr_is_shown_line_by_line_and_stdout_kept(self):
+        ctx = self.Ctx()
+        script = "import sys\nfor i in range(3):\n    print(f'step {i}', file=sys.stderr, flush=True)\nprint('{\"ok\": 1}')\nsys.exit(3)"
+        code, out, err = external.run_streaming([sys.executable, "-c", script], ctx, timeout=30)
+        self.assertEqual(code, 3)
+        self.assertEqual(out.strip(), '{"ok": 1}')
+        self.assertEqual(ctx.lines, ["  step 0", "  step 1", "  step 2"])
+        self.assertIn("step 2", err)
+
+    def test_a_script_past_its_time_is_killed(self):
+        code, _, _ = external.run_streaming([sys.executable, "-c", "import time; time.sleep(30)"], self.Ctx(), timeout=0.5)
+        self.assertIsNone(code)
+
+
 class ProcTest(unittest.TestCase):
     def test_cpu_time_of_a_process_tree(self):
         # A shell whose child burns CPU for a moment: the grandchild is found, its CPU counted.
