@@ -40,7 +40,7 @@ fuzz:
 	GO=$(GO) scripts/fuzz.sh
 
 bench: deps build
-	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO))
+	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
 
 clean:
 	rm -rf bin bench/results

@@ -21,6 +21,7 @@ sys.dont_write_bytecode = True  # no __pycache__ litter in the source tree
 from lib import report  # noqa: E402
 from lib.context import Context  # noqa: E402
 from lib.method import Settings  # noqa: E402
+from lib import proc  # noqa: E402
 from lib.proc import stop_all_procs  # noqa: E402
 import scenarios  # noqa: E402
 
@@ -43,6 +44,9 @@ def parse_args(argv):
     p.add_argument("--pause", type=float, default=1.0, help="seconds between iterations (1)")
     p.add_argument("--out", default=os.path.join(BENCH, "results"), help="results root (bench/results)")
     p.add_argument("--keep-tmp", action="store_true", help="keep generated configs, apps and logs")
+    p.add_argument("--shared-session", action="store_true",
+                   help="start the servers in wrk's session: with scheduler autogroups the CPU is then "
+                        "shared per thread, not per system (see bench/README.md, Method)")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     a = p.parse_args(argv)
     for name in ("connections", "threads", "workers", "window", "max_iterations"):
@@ -76,6 +80,7 @@ def main(argv):
         for s in scenarios.REGISTRY:
             print(f"{s.NAME:<12} {s.TITLE}")
         return 0
+    proc.SHARED_SESSION = a.shared_session
     settings = Settings(duration=a.duration or (1 if a.quick else 5), tolerance=a.tolerance, window=a.window,
                         max_iterations=a.max_iterations, pause=a.pause, warmup=not a.quick, quick=a.quick)
     now = datetime.datetime.now(datetime.timezone.utc)

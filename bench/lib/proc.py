@@ -43,6 +43,31 @@ def tail(path, lines=15):
 
 _RUNNING = set()
 
+# Where the servers run, scheduler-wise. By default each gets its own session, and so its own
+# autogroup on kernels with CONFIG_SCHED_AUTOGROUP: the CPU is shared fairly between wrk
+# and each system as a whole, whatever its thread count, as between services under systemd.
+# With SHARED_SESSION (run.py --shared-session) they stay in wrk's session and the
+# CPU is shared per thread instead: a server with more runnable threads than wrk starves
+# it, and a fast server is then capped by wrk, not by its own cost.
+SHARED_SESSION = False
+
+
+def scheduling():
+    """One line for the report: how the CPU was shared between wrk and the servers."""
+    if SHARED_SESSION:
+        return "servers in wrk's session (--shared-session): CPU shared per thread"
+    if autogroups_enabled():
+        return "each server in its own session and scheduler autogroup: CPU shared per system"
+    return "each server in its own session; autogroups off, so CPU shared per thread"
+
+
+def autogroups_enabled():
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+
 
 def stop_all_procs():
     """Safety net for an interrupted run: stops whatever a scenario left running."""
@@ -51,8 +76,9 @@ def stop_all_procs():
 
 
 class Proc:
-    """A child process in its own session, so it and its children can be signalled
-    together by the id we started, without touching anything else on the machine."""
+    """A child process leading its own process group (in its own session unless
+    SHARED_SESSION), so it and its children can be signalled together by the id we
+    started, without touching anything else on the machine."""
 
     def __init__(self, name, argv, log_path, cwd=None, env=None, stop_signal=signal.SIGTERM):
         self.name = name
@@ -66,9 +92,10 @@ class Proc:
     def start(self):
         log = open(self.log_path, "ab")
         try:
+            grouping = {"process_group": 0} if SHARED_SESSION else {"start_new_session": True}
             self.popen = subprocess.Popen(
                 self.argv, cwd=self.cwd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True)
+                stdin=subprocess.DEVNULL, **grouping)
         except OSError as e:
             raise StartError(f"{self.name}: cannot run {self.argv[0]}: {e}") from e
         finally:
@@ -107,7 +134,7 @@ class Proc:
 
     def _reap_group(self):
         # Children left behind by a crashed parent (PHP workers, fpm children) still carry
-        # our session's group id; they must not outlive the benchmark.
+        # our process group id; they must not outlive the benchmark.
         if self.popen is not None:
             self._kill_group(signal.SIGKILL)
 

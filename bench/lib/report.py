@@ -5,7 +5,7 @@ import os
 import platform
 import subprocess
 
-from . import svg
+from . import proc, svg
 
 
 class Section:
@@ -150,6 +150,7 @@ def write(ctx, sections, env, started_utc, duration_s, options):
     lines += [f"- **{k}**: {v}" for k, v in env.items()]
     lines += [f"- **PHP processes per system**: {ctx.workers}",
               f"- **wrk**: {ctx.threads} thread(s), {ctx.connections} connections unless a scenario says otherwise",
+              f"- **scheduling**: {proc.scheduling()}",
               "", "## Method", "", ctx.settings.describe() + ".",
               "Ratios are computed per round (A and B measured back to back), then summarised as median "
               "(min .. max), so slow drift of the machine cancels out. Bars show the median; whiskers min..max.",
@@ -172,7 +173,7 @@ def write(ctx, sections, env, started_utc, duration_s, options):
         f.write("\n".join(lines) + "\n")
     doc = {"started_utc": started_utc, "duration_s": duration_s, "options": options, "environment": env,
            "method": vars(ctx.settings), "workers": ctx.workers, "threads": ctx.threads,
-           "connections": ctx.connections, "failures": ctx.failures,
+           "connections": ctx.connections, "shared_session": proc.SHARED_SESSION, "failures": ctx.failures,
            "scenarios": {s.name: {"title": s.title, "status": s.status, "reason": s.reason, "charts": s.charts,
                                   "load_average": s.load,
                                   "summary": s.summary, "data": s.data} for s in sections}}

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lib import httpbench, method, svg, wrk  # noqa: E402
+from lib import httpbench, method, proc, svg, wrk  # noqa: E402
 from lib.context import Context  # noqa: E402
 from lib.proc import StartError, cpu_seconds, descendants  # noqa: E402
 from lib.systems import System, check  # noqa: E402
@@ -197,6 +197,23 @@ class ProcTest(unittest.TestCase):
             for pid in descendants(sh.pid):
                 os.kill(pid, 9)
             sh.wait()
+
+
+    def test_servers_get_their_own_session_unless_shared(self):
+        # Own session = own scheduler autogroup; shared = wrk's session, own process group
+        # either way, so a stop still reaches the server's children.
+        for shared in (False, True):
+            with tempfile.TemporaryDirectory() as d:
+                proc.SHARED_SESSION = shared
+                p = proc.Proc("sleeper", ["sleep", "30"], os.path.join(d, "log")).start()
+                try:
+                    self.assertEqual(os.getpgid(p.pid), p.pid)
+                    self.assertEqual(os.getsid(p.pid) == os.getsid(0), shared)
+                    self.assertIn("per thread" if shared else "session", proc.scheduling())
+                finally:
+                    proc.SHARED_SESSION = False
+                    p.stop()
+                self.assertFalse(p.alive())
 
 
 class Answer500(http.server.BaseHTTPRequestHandler):
