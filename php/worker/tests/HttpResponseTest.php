@@ -44,6 +44,30 @@ final class HttpResponseTest extends TestCase
         self::assertSame('ab', (new Response())->write('a')->write('b')->body);
     }
 
+    public function testAHelpersContextFollowsLaterChanges(): void
+    {
+        // Helpers' contexts are reused across responses: every change must still show.
+        $plain = '{"status":200,"headers":{"Content-Type":["text/plain; charset=utf-8"]}}';
+        self::assertSame($plain, Response::text('a')->context());
+        self::assertSame($plain, Response::text('b')->context());
+        self::assertSame(
+            '{"status":404,"headers":{"Content-Type":["text/plain; charset=utf-8"]}}',
+            Response::text('a')->status(404)->context()
+        );
+        self::assertSame(
+            '{"status":200,"headers":{"Content-Type":["text/plain; charset=utf-8"],"X-A":["1"]}}',
+            Response::text('a')->header('X-A', '1')->context()
+        );
+        self::assertSame('{"status":200,"headers":{"content-type":["text/csv"]}}', Response::text('a')->header('content-type', 'text/csv')->context());
+        self::assertSame('{"status":200,"headers":{}}', Response::html('a')->removeHeader('Content-Type')->context());
+        self::assertStringContainsString('"Set-Cookie":["k=v"]', Response::json([])->cookie('k', 'v')->context());
+        self::assertSame($plain, Response::text('c')->context());
+        self::assertSame(
+            '{"status":500,"headers":{"Content-Type":["application/json"]}}',
+            Response::json(['e' => 1], 500)->context()
+        );
+    }
+
     public function testCookiesBecomeSetCookieHeaders(): void
     {
         $r = (new Response())

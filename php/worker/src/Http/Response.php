@@ -15,6 +15,10 @@ final class Response
     /** @var array<string, string> lower-case name => name as stored */
     private array $names = [];
     private int $status;
+    /** Content-Type set by text()/html()/json() while it is still the only header, else null */
+    private ?string $preset = null;
+    /** @var array<int, array<string, string>> status => preset type => answer context */
+    private static array $presetContexts = [];
 
     /**
      * @param array<string, string|list<string>> $headers
@@ -55,6 +59,7 @@ final class Response
     {
         $this->headers['Content-Type'] = [$type];
         $this->names['content-type'] = 'Content-Type';
+        $this->preset = \count($this->headers) === 1 ? $type : null;
 
         return $this;
     }
@@ -94,6 +99,7 @@ final class Response
      */
     public function addHeader(string $name, string $value): self
     {
+        $this->preset = null;
         $lower = strtolower($name);
         if (!isset($this->names[$lower])) {
             if (!preg_match('/^[!#$%&\'*+\-.^_`|~0-9A-Za-z]+$/D', $name)) {
@@ -111,6 +117,7 @@ final class Response
 
     public function removeHeader(string $name): self
     {
+        $this->preset = null;
         $lower = strtolower($name);
         if (isset($this->names[$lower])) {
             unset($this->headers[$this->names[$lower]], $this->names[$lower]);
@@ -195,6 +202,17 @@ final class Response
      * The answer context of docs/protocol.md: {"status":200,"headers":{"Name":["v"]}}.
      */
     public function context(): string
+    {
+        if ($this->preset !== null) {
+            // Most answers are a helper's response untouched: the same few contexts,
+            // so they are encoded once per status and type, not once per request.
+            return self::$presetContexts[$this->status][$this->preset] ??= $this->encodeContext();
+        }
+
+        return $this->encodeContext();
+    }
+
+    private function encodeContext(): string
     {
         return json_encode(
             ['status' => $this->status, 'headers' => $this->headers === [] ? new \stdClass() : $this->headers],
