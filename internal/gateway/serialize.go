@@ -4,7 +4,8 @@ import "strconv"
 
 // phpArray writes PHP's serialize() format, which PHP turns back into arrays
 // with one C call (unserialize with allowed_classes=false): cheaper for the
-// worker than any decoder written in PHP. Only strings, ints, bools and arrays.
+// worker than any decoder written in PHP. Only strings, ints and arrays (a
+// constant bool goes in with key).
 type phpArray []byte
 
 func (b phpArray) open(n int) phpArray {
@@ -27,13 +28,6 @@ func (b phpArray) int(i int64) phpArray {
 	b = append(b, "i:"...)
 	b = strconv.AppendInt(b, i, 10)
 	return append(b, ';')
-}
-
-func (b phpArray) bool(v bool) phpArray {
-	if v {
-		return append(b, "b:1;"...)
-	}
-	return append(b, "b:0;"...)
 }
 
 // key appends pre-serialized bytes: the constant keys are written out in the

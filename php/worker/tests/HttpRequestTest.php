@@ -52,6 +52,24 @@ final class HttpRequestTest extends TestCase
         self::assertSame([], $r->files());
     }
 
+    public function testFieldsLeftOutTakeTheirDefaults(): void
+    {
+        // The gateway leaves out fields holding their documented default (docs/protocol.md).
+        $r = Request::fromContext(serialize([
+            'method' => 'GET', 'uri' => '/', 'path' => '/', 'remote_addr' => '127.0.0.1:5000',
+            'host' => 'h', 'headers' => ['Host' => ['h']],
+        ]), '');
+        self::assertSame('', $r->queryString);
+        self::assertSame('HTTP/1.1', $r->protocol);
+        self::assertSame('http', $r->scheme);
+        self::assertSame([], $r->cookies);
+        self::assertSame([], $r->form);
+        self::assertSame([], $r->uploads);
+        self::assertFalse($r->parsed);
+        self::assertSame([], $r->query());
+        self::assertSame('HTTP/1.1', $r->server()['SERVER_PROTOCOL']);
+    }
+
     public function testCookiesAreDecodedLikePhp(): void
     {
         // Expected values taken from PHP's built-in server for the same Cookie header.
