@@ -46,10 +46,24 @@ type ServerConfig struct {
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`
 	MaxBodySize       Size          `yaml:"max_body_size"`
 	MaxHeaderSize     Size          `yaml:"max_header_size"`
+	MaxHeaders        int           `yaml:"max_headers"`      // header lines per request; 431 beyond
+	MaxConnections    int           `yaml:"max_connections"`  // open client connections; 0 = no limit
+	BodyBufferSize    Size          `yaml:"body_buffer_size"` // bodies above this are spooled to a file
+	TrustedProxies    []string      `yaml:"trusted_proxies"`  // CIDRs whose X-Forwarded-* headers are believed
 	Debug             bool          `yaml:"debug"`
 	AccessLog         bool          `yaml:"access_log"`
 	MaxProcs          int           `yaml:"max_procs"` // Go threads running at once; 0 = half the CPUs
 	Static            StaticConfig  `yaml:"static"`
+	Uploads           UploadsConfig `yaml:"uploads"`
+}
+
+// UploadsConfig bounds what a multipart/form-data body may put on disk.
+type UploadsConfig struct {
+	Dir               string   `yaml:"dir"`                  // "" = the system temp dir
+	MaxFiles          int      `yaml:"max_files"`            // file parts per request (PHP's max_file_uploads)
+	MaxParts          int      `yaml:"max_parts"`            // parts of any kind per request
+	MaxPartHeaderSize Size     `yaml:"max_part_header_size"` // header block of one part
+	Forbid            []string `yaml:"forbid"`               // file name extensions refused with 400
 }
 
 // StaticConfig serves files from disk before requests reach PHP.
@@ -123,10 +137,15 @@ func Default() *Config {
 			IdleTimeout:       120 * time.Second,
 			MaxBodySize:       8 * MiB,
 			MaxHeaderSize:     64 * KiB,
+			MaxHeaders:        100,
+			MaxConnections:    10000,
+			BodyBufferSize:    1 * MiB,
+			TrustedProxies:    []string{},
 			Static: StaticConfig{
 				Prefix: "/",
 				Forbid: []string{".php", ".htaccess"},
 			},
+			Uploads: UploadsConfig{MaxFiles: 20, MaxParts: 1000, MaxPartHeaderSize: 16 * KiB, Forbid: []string{}},
 		},
 		Pool: PoolConfig{
 			Command:         []string{"php", "examples/hello/worker.php"},

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"regexp"
 	"slices"
@@ -136,6 +137,32 @@ func (k *checker) server(s *ServerConfig) {
 	k.intRange("server.max_procs", s.MaxProcs, 0, 4096)
 	if s.MaxHeaderSize < KiB {
 		k.err("server.max_header_size", "must be >= 1KiB, got %s", s.MaxHeaderSize)
+	}
+	k.intRange("server.max_headers", s.MaxHeaders, 1, 100000)
+	k.intRange("server.max_connections", s.MaxConnections, 0, 10_000_000)
+	if s.BodyBufferSize < 0 {
+		k.err("server.body_buffer_size", "must be >= 0, got %s", s.BodyBufferSize)
+	}
+	for i, c := range s.TrustedProxies {
+		if _, err := netip.ParsePrefix(c); err != nil {
+			if _, err2 := netip.ParseAddr(c); err2 != nil {
+				k.err(fmt.Sprintf("server.trusted_proxies[%d]", i), "must be a CIDR (10.0.0.0/8) or an address, got %q", c)
+			}
+		}
+	}
+	u := &s.Uploads
+	if u.Dir != "" {
+		k.dir("server.uploads.dir", u.Dir)
+	}
+	k.intRange("server.uploads.max_files", u.MaxFiles, 0, 100000)
+	k.intRange("server.uploads.max_parts", u.MaxParts, 1, 1000000)
+	if u.MaxPartHeaderSize < 256 {
+		k.err("server.uploads.max_part_header_size", "must be >= 256B, got %s", u.MaxPartHeaderSize)
+	}
+	for i, f := range u.Forbid {
+		if f == "" {
+			k.err(fmt.Sprintf("server.uploads.forbid[%d]", i), "must not be empty")
+		}
 	}
 	st := &s.Static
 	if st.Dir != "" {
