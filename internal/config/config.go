@@ -22,6 +22,7 @@ const (
 	RelayPipes = "pipes"
 	RelayUnix  = "unix"
 	RelayTCP   = "tcp"
+	RelayStdio = "stdio"
 )
 
 // Config is the whole ferry.yaml. Build one with Default, Parse or Load;

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 )
 
 // jitBufferSize is what PHPArgs gives opcache.jit_buffer_size when JIT is on:
@@ -44,6 +45,11 @@ func (c *Config) PHPArgs() []string {
 		if jitEnabled(p.JIT) {
 			add("opcache.jit_buffer_size", jitBufferSize)
 		}
+	}
+	if m := c.Pool.MaxMemory; m > 0 {
+		// max_memory is checked between jobs; PHP's own limit stops the one
+		// request that would run past it, with "Allowed memory size exhausted".
+		add("memory_limit", strconv.FormatInt(int64(m), 10))
 	}
 	for _, name := range sortedKeys(p.Ini) {
 		args = append(args, "-d", name+"="+p.Ini[name])

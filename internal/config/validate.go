@@ -27,7 +27,7 @@ const (
 var (
 	logLevels  = []string{"debug", "info", "warn", "error"}
 	logFormats = []string{"text", "json"}
-	relays     = []string{RelayPipes, RelayUnix, RelayTCP}
+	relays     = []string{RelayPipes, RelayUnix, RelayTCP, RelayStdio}
 	jitModes   = []string{"off", "disable", "on", "tracing", "function"}
 	jitCRTO    = regexp.MustCompile(`^[0-9]{4}$`)
 )

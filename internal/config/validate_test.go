@@ -40,7 +40,7 @@ func TestValidationErrors(t *testing.T) {
 		{"pool:\n  dir: /definitely/not/here\n", `ferry.yaml:2: pool.dir: directory "/definitely/not/here": no such file or directory`},
 		{"pool:\n  env:\n    \"BAD NAME\": x\n", `ferry.yaml:3: pool.env.BAD NAME: invalid environment variable name "BAD NAME" (letters, digits and _, not starting with a digit)`},
 		{"pool:\n  env:\n    A: \"x\\0y\"\n", "ferry.yaml:3: pool.env.A: value must not contain a NUL byte"},
-		{"pool:\n  relay: socket\n", `ferry.yaml:2: pool.relay: must be one of pipes, unix, tcp, got "socket"`},
+		{"pool:\n  relay: socket\n", `ferry.yaml:2: pool.relay: must be one of pipes, unix, tcp, stdio, got "socket"`},
 		{"pool:\n  num_workers: -1\n", "ferry.yaml:2: pool.num_workers: must be >= 0, got -1"},
 		{"pool:\n  num_workers: 5000\n", "ferry.yaml:2: pool.num_workers: must be <= 4096, got 5000"},
 		{"\n\n\n\n\n\n\n\n\n\npool:\n  max_jobs: -3\n", "ferry.yaml:12: pool.max_jobs: must be >= 0, got -3"},
@@ -130,7 +130,7 @@ func TestDecodeAndValidationErrorsReportedTogether(t *testing.T) {
 	want := []string{
 		"ferry.yaml:2: server.adress: unknown key (did you mean address?)",
 		"ferry.yaml:4: pool.max_jobs: must be >= 0, got -3",
-		`ferry.yaml:5: pool.relay: must be one of pipes, unix, tcp, got "nope"`,
+		`ferry.yaml:5: pool.relay: must be one of pipes, unix, tcp, stdio, got "nope"`,
 		`ferry.yaml:6: pool.fibers: must be true or false, got "maybe"`,
 	}
 	deepEqual(t, got, want)

@@ -1,17 +1,21 @@
 // Package relay connects the server to a worker process and performs the
-// handshake: pipes (the worker's stdin/stdout), unix sockets or TCP. What a relay
-// hands back is a Conn that has already exchanged pids with the worker.
+// handshake: pipes (fds 3 and 4 of the worker, or its stdin/stdout for foreign
+// protocols), unix sockets or TCP. What a relay hands back is a Conn whose worker
+// has proved, with the token it was started with, that it is the one expected.
 package relay
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"sync"
 	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
@@ -20,23 +24,34 @@ import (
 // Factory starts workers connected over one kind of transport.
 type Factory interface {
 	// Start launches cmd and returns its connection once the worker has answered
-	// the handshake, or ctx ends. started runs as soon as the process exists, so the
-	// caller can reap it (and cancel ctx with a cause when it exits). cmd.Stderr must
-	// be set by the caller; the factory owns stdin, stdout and FERRY_RELAY.
+	// the handshake with its token, or ctx ends. started runs as soon as the
+	// process exists, so the caller can reap it (and cancel ctx with a cause when
+	// it exits).
+	//
+	// The caller sets cmd.Stdout and cmd.Stderr: both are log streams, since the
+	// relay never travels on them (a nil cmd.Stdout shares cmd.Stderr). The only
+	// exception is the "stdio" kind, whose factory owns stdin and stdout. The
+	// factory owns FERRY_RELAY and FERRY_RELAY_TOKEN in cmd.Env (a nil cmd.Env
+	// starts from the server's environment) and, for "pipes", appends two files
+	// to cmd.ExtraFiles.
 	Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn, error)
 	Close() error
 }
 
-// New returns the factory for kind ("pipes", "unix" or "tcp"). dir holds the unix
-// socket; maxFrame bounds every payload read from a worker.
+// New returns the factory for kind: "pipes" (the default), "stdio", "unix" or
+// "tcp". dir is where the private directory of the unix socket is created
+// (default: the system temp dir); maxFrame bounds every payload read from a
+// worker.
 func New(kind, dir string, maxFrame uint32) (Factory, error) {
 	switch kind {
 	case "", "pipes":
 		return pipes{maxFrame: maxFrame}, nil
+	case "stdio":
+		return pipes{maxFrame: maxFrame, stdio: true}, nil
 	case "unix", "tcp":
-		return listen(kind, dir, maxFrame)
+		return listen(kind, dir, maxFrame, helloTimeout)
 	}
-	return nil, fmt.Errorf("relay: unknown kind %q (want pipes, unix or tcp)", kind)
+	return nil, fmt.Errorf("relay: unknown kind %q (want pipes, stdio, unix or tcp)", kind)
 }
 
 // Conn is a handshaken stream to one worker. Reads come from one goroutine at a
@@ -86,38 +101,78 @@ func (e *BootError) Error() string {
 }
 
 type hello struct {
-	PID int `json:"pid"`
+	PID   int    `json:"pid"`
+	Token string `json:"token,omitempty"`
+}
+
+// helloMax bounds the handshake answer, far below maxFrame, because on a socket
+// it is read before anyone knows who is talking.
+const helloMax = 4 << 10
+
+// newToken returns the secret a worker must present: only the process started
+// with it (and its owner) can read it from the environment.
+func newToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func sameToken(got, want string) bool {
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// workerEnv is the environment the worker is started with; without this a nil
+// cmd.Env would shrink to the relay variables alone.
+func workerEnv(cmd *exec.Cmd, relay, token string) []string {
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	return append(env, "FERRY_RELAY="+relay, "FERRY_RELAY_TOKEN="+token)
 }
 
 // handshake sends the server pid and waits for the worker's answer, which must
-// be a CONTROL frame carrying its own pid.
-func handshake(c *Conn, deadline time.Time) error {
+// be a CONTROL frame carrying its own pid. raw is the stream c reads from; on
+// success c gets its frame reader, bounded by maxFrame.
+func handshake(c *Conn, raw io.Reader, maxFrame uint32, deadline time.Time) (hello, error) {
 	msg, _ := json.Marshal(hello{PID: os.Getpid()})
 	if err := c.Write(frame.Append(nil, frame.Control|frame.JSON, 0, nil, msg)); err != nil {
-		return &BootError{Reason: "cannot send the handshake: " + err.Error()}
+		return hello{}, &BootError{Reason: "cannot send the handshake: " + err.Error()}
 	}
-	if c.dl != nil && !deadline.IsZero() {
+	if !deadline.IsZero() {
 		c.dl.SetReadDeadline(deadline)
 		defer c.dl.SetReadDeadline(time.Time{})
 	}
-	f, err := c.Read()
+	hr := frame.NewReader(raw, min(maxFrame, helloMax))
+	f, err := hr.Read()
 	if err != nil {
-		return readFailure(c, err)
+		return hello{}, readFailure(hr, err)
 	}
 	var h hello
 	if f.Flags&frame.Control == 0 || json.Unmarshal(f.Payload, &h) != nil || h.PID <= 0 {
-		return &BootError{Reason: "the worker answered the handshake with something other than CONTROL {\"pid\":N}", Output: clip(f.Payload)}
+		return hello{}, &BootError{Reason: "the worker answered the handshake with something other than CONTROL {\"pid\":N,\"token\":\"...\"}", Output: clip(f.Payload)}
 	}
+	// Whatever the worker sent after its answer is already in hr's buffer and
+	// must reach the reader that replaces it.
+	if rest := hr.Rest(); len(rest) > 0 {
+		raw = io.MultiReader(bytes.NewReader(bytes.Clone(rest)), raw)
+	}
+	c.r = frame.NewReader(raw, maxFrame)
 	c.PID = h.PID
-	return nil
+	return h, nil
 }
 
-func readFailure(c *Conn, err error) error {
+func readFailure(r *frame.Reader, err error) error {
 	var de *frame.DecodeError
 	switch {
 	case errors.As(err, &de):
-		out := append(de.Raw, c.r.Rest()...)
-		return &BootError{Reason: "the worker wrote text instead of a frame (stray output before the handshake?)", Output: clip(out)}
+		// Rest still starts with the bytes the decoder looked at (de.Raw):
+		// joining both would quote them twice.
+		out := bytes.Clone(r.Rest())
+		if len(out) == 0 {
+			out = de.Raw
+		}
+		return &BootError{Reason: "the worker wrote something other than a frame before the handshake (" + de.Error() + ")", Output: clip(out)}
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return &BootError{Reason: "no handshake from the worker within allocate_timeout"}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
@@ -131,83 +186,4 @@ func clip(b []byte) []byte {
 		return b[:2048]
 	}
 	return b
-}
-
-// pipes talks over the worker's stdin and stdout.
-type pipes struct{ maxFrame uint32 }
-
-func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn, error) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	cmd.Env = append(cmd.Env, "FERRY_RELAY=pipes")
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return nil, &BootError{Reason: "cannot start the worker: " + err.Error()}
-	}
-	if started != nil {
-		started()
-	}
-	c := &Conn{r: frame.NewReader(outR, p.maxFrame), w: inW, c: []io.Closer{inW, outR}, dl: outR}
-	deadline, _ := ctx.Deadline()
-	if err := handshake(c, deadline); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-func (pipes) Close() error { return nil }
-
-// waiters pairs accepted sockets with the processes that dialled them, by pid.
-type waiters struct {
-	mu      sync.Mutex
-	want    map[int]chan *Conn
-	orphans map[int]*Conn
-}
-
-func (w *waiters) deliver(c *Conn) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if ch, ok := w.want[c.PID]; ok {
-		delete(w.want, c.PID)
-		ch <- c
-		return
-	}
-	w.orphans[c.PID] = c
-}
-
-func (w *waiters) wait(pid int) chan *Conn {
-	ch := make(chan *Conn, 1)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c, ok := w.orphans[pid]; ok {
-		delete(w.orphans, pid)
-		ch <- c
-		return ch
-	}
-	w.want[pid] = ch
-	return ch
-}
-
-func (w *waiters) forget(pid int) {
-	w.mu.Lock()
-	delete(w.want, pid)
-	if c, ok := w.orphans[pid]; ok {
-		c.Close()
-		delete(w.orphans, pid)
-	}
-	w.mu.Unlock()
 }

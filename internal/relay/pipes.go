@@ -1,0 +1,93 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// pipes talks over two pipes created per worker. By default they are extra
+// descriptors, so that anything PHP or an extension prints on stdout is log
+// output and cannot corrupt the frame stream. stdio puts them on stdin/stdout
+// instead, for workers that speak the protocol there.
+type pipes struct {
+	maxFrame uint32
+	stdio    bool
+}
+
+func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn, error) {
+	jobsR, jobsW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	ansR, ansW, err := os.Pipe()
+	if err != nil {
+		jobsR.Close()
+		jobsW.Close()
+		return nil, err
+	}
+	token := newToken()
+	where := "pipes"
+	if p.stdio {
+		cmd.Stdin, cmd.Stdout = jobsR, ansW
+	} else {
+		if cmd.Stdout == nil {
+			cmd.Stdout = cmd.Stderr
+		}
+		// ExtraFiles[i] becomes fd 3+i; the caller's own extra files keep theirs.
+		fd := 3 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, jobsR, ansW)
+		where = fmt.Sprintf("pipes:%d,%d", fd, fd+1)
+	}
+	cmd.Env = workerEnv(cmd, where, token)
+	err = cmd.Start()
+	// The worker holds its own copies now; keeping ours would hide its exit
+	// (no EOF) from the handshake.
+	jobsR.Close()
+	ansW.Close()
+	if err != nil {
+		jobsW.Close()
+		ansR.Close()
+		return nil, &BootError{Reason: "cannot start the worker: " + err.Error()}
+	}
+	if started != nil {
+		started()
+	}
+	c := &Conn{w: jobsW, c: []io.Closer{jobsW, ansR}, dl: ansR}
+	// Unblock the handshake read when ctx is cancelled early (the worker
+	// exited) even if a grandchild still holds the pipe open.
+	stop := context.AfterFunc(ctx, func() { ansR.SetReadDeadline(time.Unix(1, 0)) })
+	deadline, _ := ctx.Deadline()
+	h, err := handshake(c, ansR, p.maxFrame, deadline)
+	if !stop() && err == nil {
+		err = &BootError{Reason: "no handshake from the worker within allocate_timeout"}
+	}
+	if err == nil {
+		err = p.checkToken(h.Token, token)
+	}
+	if err != nil {
+		c.Close()
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			return nil, &BootError{Reason: cause.Error() + " before the handshake"}
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+func (p pipes) checkToken(got, want string) error {
+	switch {
+	case got == "" && p.stdio:
+		return nil // a foreign protocol may not know about tokens
+	case got == "":
+		return &BootError{Reason: "the worker answered the handshake without the token from FERRY_RELAY_TOKEN (a worker SDK older than the pipes:3,4 relay?)"}
+	case !sameToken(got, want):
+		return &BootError{Reason: "the worker answered the handshake with a token other than the FERRY_RELAY_TOKEN it was started with"}
+	}
+	return nil
+}
+
+func (pipes) Close() error { return nil }
