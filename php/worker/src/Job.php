@@ -9,20 +9,22 @@ use Ferry\Worker\Internal\OutputCapture;
 /**
  * The job being executed, handed to run() handlers as their second argument.
  *
- * Its main use is takeOutput(): whatever the application echoed while handling this job
- * so far (HttpWorker appends it to the response body). Output not taken is forwarded to
- * STDERR when the job ends, so it can never corrupt the relay.
+ * takeOutput() returns whatever the application echoed while handling this job so far
+ * (HttpWorker appends it to the response body). Output not taken is forwarded to STDERR
+ * when the job ends, so it can never corrupt the relay.
  */
 final class Job
 {
     /** @internal output collected by the Fiber-mode capture */
     public string $output = '';
-    /** @internal output-buffer level owned by the synchronous capture */
-    public int $level = 0;
-    /** @internal encoded answer frame, set when the job is done */
-    public ?string $answer = null;
+    /** @internal how much of $output the job flushed (ob_flush()), which cleaning keeps */
+    public int $flushed = 0;
+    /** @internal true once an answer (or an ERROR frame) for this job was written */
+    public bool $answered = false;
     /** @internal */
     public ?\Fiber $fiber = null;
+    /** @var list<\Closure> @internal */
+    public array $terminateHooks = [];
 
     /** @internal */
     public function __construct(
@@ -42,5 +44,19 @@ final class Job
     public function discardOutput(): void
     {
         $this->capture->take($this);
+    }
+
+    /**
+     * Runs $hook(Job $job) once this job's answer has been written to the server, like work
+     * after fastcgi_finish_request() under FPM: the client does not wait for it, but this
+     * worker takes no other job (in Fiber mode: keeps this job's slot) until it returns.
+     * A hook that throws is logged; the other hooks still run and the worker goes on.
+     */
+    public function onTerminate(callable $hook): void
+    {
+        if ($this->answered) {
+            throw new \LogicException("job {$this->payload->id} is already answered: its terminate hooks have run");
+        }
+        $this->terminateHooks[] = $hook(...);
     }
 }

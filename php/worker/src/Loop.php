@@ -11,23 +11,31 @@ namespace Ferry\Worker;
  * the Fiber is suspended and the loop resumes it when the timer fires or the stream is
  * ready. Called outside a Fiber, the same methods run the loop until the condition holds,
  * so library code works in both worlds.
+ *
+ * A callback that throws does not end the loop. Each callback remembers the Fiber that
+ * registered it (or that registered the callback it was registered from): by default the
+ * exception is thrown into that Fiber if it is suspended, so in a worker only the job that
+ * scheduled the callback fails; otherwise it is logged. setErrorHandler() replaces this.
  */
 final class Loop implements LoopInterface
 {
     private static ?self $default = null;
 
-    /** @var array<int, array{resource, \Closure}> */
+    /** @var array<int, array{resource, \Closure, ?\Fiber}> stream, callback, owner */
     private array $readers = [];
-    /** @var array<int, array{resource, \Closure}> */
+    /** @var array<int, array{resource, \Closure, ?\Fiber}> */
     private array $writers = [];
-    /** @var array<int, array{float, \Closure}> */
+    /** @var array<int, array{float, \Closure, ?\Fiber}> */
     private array $timers = [];
     /** @var \SplMinHeap<array{float, int}> due time and id; cancelled ids are skipped lazily */
     private \SplMinHeap $queue;
-    /** @var list<\Closure> */
+    /** @var list<array{\Closure, ?\Fiber}> */
     private array $deferred = [];
     private int $nextId = 1;
     private bool $stopped = false;
+    /** owner of the callback running now, inherited by what it registers */
+    private ?\Fiber $running = null;
+    private ?\Closure $errorHandler = null;
 
     public function __construct()
     {
@@ -55,10 +63,22 @@ final class Loop implements LoopInterface
         self::get()->wait($seconds);
     }
 
+    /**
+     * Sets what handles an exception thrown by a callback: $handler(\Throwable $e, ?\Fiber $owner),
+     * $owner being the Fiber that scheduled the callback. What the handler throws gets the
+     * default treatment; null restores the default.
+     *
+     * @param (\Closure(\Throwable, ?\Fiber): void)|null $handler
+     */
+    public function setErrorHandler(?\Closure $handler): void
+    {
+        $this->errorHandler = $handler;
+    }
+
     public function onReadable($stream, callable $callback): int
     {
         $id = $this->nextId++;
-        $this->readers[$id] = [$stream, $callback(...)];
+        $this->readers[$id] = [$stream, $callback(...), \Fiber::getCurrent() ?? $this->running];
 
         return $id;
     }
@@ -69,7 +89,7 @@ final class Loop implements LoopInterface
     public function onWritable($stream, callable $callback): int
     {
         $id = $this->nextId++;
-        $this->writers[$id] = [$stream, $callback(...)];
+        $this->writers[$id] = [$stream, $callback(...), \Fiber::getCurrent() ?? $this->running];
 
         return $id;
     }
@@ -81,7 +101,7 @@ final class Loop implements LoopInterface
     {
         $id = $this->nextId++;
         $due = hrtime(true) / 1e9 + max(0.0, $seconds);
-        $this->timers[$id] = [$due, $callback(...)];
+        $this->timers[$id] = [$due, $callback(...), \Fiber::getCurrent() ?? $this->running];
         $this->queue->insert([$due, $id]);
 
         return $id;
@@ -92,7 +112,7 @@ final class Loop implements LoopInterface
      */
     public function defer(callable $callback): void
     {
-        $this->deferred[] = $callback(...);
+        $this->deferred[] = [$callback(...), \Fiber::getCurrent() ?? $this->running];
     }
 
     public function cancel(int $id): void
@@ -126,8 +146,8 @@ final class Loop implements LoopInterface
         if ($this->deferred !== []) {
             $deferred = $this->deferred;
             $this->deferred = [];
-            foreach ($deferred as $callback) {
-                $callback();
+            foreach ($deferred as [$callback, $owner]) {
+                $this->invoke($callback, $owner);
             }
         }
 
@@ -164,8 +184,13 @@ final class Loop implements LoopInterface
 
             return;
         }
-        $this->delay($seconds, static fn () => $fiber->resume());
-        \Fiber::suspend();
+        $id = $this->delay($seconds, static fn () => $fiber->resume());
+        try {
+            \Fiber::suspend();
+        } finally {
+            // Resumed another way (an exception thrown in): the timer must not wake it later.
+            $this->cancel($id);
+        }
     }
 
     /**
@@ -211,7 +236,14 @@ final class Loop implements LoopInterface
             $timerId = $this->delay($timeout, static fn () => $settle(false));
         }
         if ($fiber !== null) {
-            return (bool) \Fiber::suspend();
+            try {
+                return (bool) \Fiber::suspend();
+            } finally {
+                $this->cancel($watchId);
+                if ($timerId !== null) {
+                    $this->cancel($timerId);
+                }
+            }
         }
         while ($result === null) {
             $this->tick();
@@ -239,12 +271,12 @@ final class Loop implements LoopInterface
         }
         foreach ($read as $id => $stream) {
             if (isset($this->readers[$id])) {
-                ($this->readers[$id][1])($stream, $id);
+                $this->invoke($this->readers[$id][1], $this->readers[$id][2], $stream, $id);
             }
         }
         foreach ($write as $id => $stream) {
             if (isset($this->writers[$id])) {
-                ($this->writers[$id][1])($stream, $id);
+                $this->invoke($this->writers[$id][1], $this->writers[$id][2], $stream, $id);
             }
         }
     }
@@ -267,9 +299,48 @@ final class Loop implements LoopInterface
         $now = hrtime(true) / 1e9;
         while (($due = $this->nextDue()) !== null && $due <= $now) {
             [, $id] = $this->queue->extract();
-            $callback = $this->timers[$id][1];
+            [, $callback, $owner] = $this->timers[$id];
             unset($this->timers[$id]);
-            $callback($id);
+            $this->invoke($callback, $owner, $id);
         }
+    }
+
+    private function invoke(\Closure $callback, ?\Fiber $owner, mixed ...$args): void
+    {
+        $outer = $this->running;
+        $this->running = $owner;
+        try {
+            $callback(...$args);
+        } catch (\Throwable $e) {
+            $this->fail($e, $owner);
+        } finally {
+            $this->running = $outer;
+        }
+    }
+
+    private function fail(\Throwable $e, ?\Fiber $owner): void
+    {
+        if ($this->errorHandler !== null) {
+            try {
+                ($this->errorHandler)($e, $owner);
+
+                return;
+            } catch (\Throwable $rethrown) {
+                $e = $rethrown;
+            }
+        }
+        if ($owner !== null && $owner === \Fiber::getCurrent()) {
+            throw $e; // the owner ticked the loop itself: the exception is its own to handle
+        }
+        if ($owner !== null && $owner->isSuspended()) {
+            try {
+                $owner->throw($e);
+
+                return;
+            } catch (\Throwable $unhandled) {
+                $e = $unhandled; // the owner is not a worker job and did not catch it
+            }
+        }
+        Worker::log(sprintf("event loop callback failed: %s\n%s", Worker::describe($e), $e->getTraceAsString()));
     }
 }

@@ -9,7 +9,9 @@ namespace Ferry\Worker;
  *
  * Ferry\Worker\Loop implements it; another loop (for example one that also drives
  * database sockets) can be given to the Worker instead, as long as every Fiber that a
- * job suspends is resumed by that same loop.
+ * job suspends is resumed by that same loop. Such a loop should keep a callback's
+ * exception from escaping tick() (Loop throws it into the Fiber that scheduled the
+ * callback): what escapes tick() ends the worker and every job in flight.
  */
 interface LoopInterface
 {
@@ -28,7 +30,8 @@ interface LoopInterface
     public function tick(bool $block = true): void;
 
     /**
-     * True while some watcher or timer could still wake a suspended Fiber.
+     * True while some watcher, timer or deferred callback could still wake a suspended
+     * Fiber. The worker fails suspended jobs when nothing but its own relay reader is left.
      */
     public function hasPending(): bool;
 }

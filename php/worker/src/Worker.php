@@ -4,7 +4,11 @@ declare(strict_types=1);
 
 namespace Ferry\Worker;
 
+use Ferry\Worker\Internal\BufferCapture;
+use Ferry\Worker\Internal\Environment;
+use Ferry\Worker\Internal\FiberCapture;
 use Ferry\Worker\Internal\FiberRunner;
+use Ferry\Worker\Internal\JobFrames;
 use Ferry\Worker\Internal\OutputCapture;
 use Ferry\Worker\Internal\SyncCapture;
 use Ferry\Worker\Relay\RelayClosedException;
@@ -15,7 +19,7 @@ use Ferry\Worker\Relay\StreamRelay;
  * The worker side of docs/protocol.md: handshake, job frames in, answers out, stop.
  *
  * Two ways to use it:
- *  - run($handler): pipelined loop (all available jobs run, all answers in one write);
+ *  - run($handler): reads pipelined jobs and writes each answer as soon as its job is done;
  *    optionally each job in its own Fiber;
  *  - waitPayload()/respond()/error(): one job at a time, for custom loops.
  */
@@ -29,9 +33,14 @@ final class Worker
     private bool $closed = false;
     /** @var \SplQueue<Frame> jobs received but not started */
     private \SplQueue $jobs;
-    /** bytes waiting for the next write (answers, pongs), so a batch leaves in one write */
+    /** frames waiting for the next write (pongs, errors for malformed jobs, answers) */
     private string $outbox = '';
-    private ?int $currentId = null;
+    /** the job waitPayload() returned, until respond() or error() answers it */
+    private ?Job $current = null;
+    private readonly BufferCapture $capture;
+    /** @var list<\Closure> */
+    private array $terminateHooks = [];
+    private ?string $token;
     private static ?\Closure $logger = null;
     public readonly int $maxConcurrency;
 
@@ -41,6 +50,7 @@ final class Worker
         int $maxConcurrency = self::DEFAULT_MAX_CONCURRENCY,
         private readonly FrameCodec $codec = new FrameCodec(),
         private ?LoopInterface $loop = null,
+        ?string $token = null,
     ) {
         if ($maxConcurrency < 1) {
             throw new \InvalidArgumentException("maxConcurrency must be at least 1, got $maxConcurrency");
@@ -48,29 +58,36 @@ final class Worker
         $this->maxConcurrency = $maxConcurrency;
         $this->parser = new FrameParser($codec);
         $this->jobs = new \SplQueue();
+        $this->capture = $fibers ? new FiberCapture() : new SyncCapture();
+        // Taken here rather than at the handshake so that bootstrap code never sees it.
+        $this->token = $token ?? Environment::takeRelayToken();
     }
 
     /**
      * Builds a worker from the environment the server gives its workers:
-     * FERRY_RELAY (pipes | unix:///path | tcp://host:port, default pipes), FERRY_FIBERS=1,
-     * FERRY_MAX_CONCURRENCY (Fiber mode, default 64), FERRY_MAX_PAYLOAD (bytes, default 64 MiB).
+     * FERRY_RELAY (pipes:R,W | pipes | unix:///path | tcp://host:port, default pipes),
+     * FERRY_RELAY_TOKEN (sent back in the handshake, then removed from the environment),
+     * FERRY_FIBERS=1, FERRY_MAX_CONCURRENCY (Fiber mode, default 64), FERRY_MAX_PAYLOAD
+     * (bytes, default 64 MiB).
      */
     public static function create(?bool $fibers = null, ?int $maxConcurrency = null): self
     {
+        $token = Environment::takeRelayToken();
         $relay = StreamRelay::fromDsn((string) getenv('FERRY_RELAY'));
-        $maxPayload = self::envInt('FERRY_MAX_PAYLOAD', FrameCodec::DEFAULT_MAX_PAYLOAD);
+        $maxPayload = Environment::int('FERRY_MAX_PAYLOAD', FrameCodec::DEFAULT_MAX_PAYLOAD);
 
         return new self(
             $relay,
             $fibers ?? getenv('FERRY_FIBERS') === '1',
-            $maxConcurrency ?? self::envInt('FERRY_MAX_CONCURRENCY', self::DEFAULT_MAX_CONCURRENCY),
+            $maxConcurrency ?? Environment::int('FERRY_MAX_CONCURRENCY', self::DEFAULT_MAX_CONCURRENCY),
             new FrameCodec($maxPayload),
+            token: $token,
         );
     }
 
     /**
-     * Waits for the server's CONTROL {"pid":..} and answers with ours. Called lazily by
-     * run() and waitPayload(); nothing is written to the relay before it.
+     * Waits for the server's CONTROL {"pid":..} and answers with ours (and the relay token).
+     * Called lazily by run() and waitPayload(); nothing is written to the relay before it.
      */
     public function handshake(): void
     {
@@ -82,15 +99,9 @@ final class Worker
             // STDOUT carries frames: PHP errors must go to STDERR instead.
             ini_set('display_errors', 'stderr');
         }
-        // Output outside a job (or from the one-at-a-time API) goes to STDERR on every relay,
-        // so behaviour does not change with the transport.
-        ob_start(static function (string $buffer): string {
-            if ($buffer !== '') {
-                fwrite(STDERR, $buffer);
-            }
-
-            return '';
-        }, 1);
+        // From here on, output during a job is that job's; any other output goes to STDERR
+        // on every relay, so behaviour does not change with the transport.
+        $this->capture->install();
         $frame = null;
         while ($frame === null) {
             try {
@@ -115,7 +126,11 @@ final class Worker
                 json_encode(substr($frame->payload, 0, 64), JSON_INVALID_UTF8_SUBSTITUTE)
             ));
         }
-        $this->relay->write(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode(['pid' => getmypid()])));
+        $answer = ['pid' => getmypid()];
+        if ($this->token !== null) {
+            $answer['token'] = $this->token;
+        }
+        $this->relay->write(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode($answer)));
         $this->dispatch($this->parser->drain());
     }
 
@@ -128,13 +143,13 @@ final class Worker
         while (true) {
             $frame = $this->nextJob();
             if ($frame !== null) {
-                $job = $this->prepare($frame, new SyncCapture());
+                $job = $this->prepare($frame, $this->capture);
                 if (\is_string($job)) {
                     $this->outbox .= $job;
                     $this->flush();
                     continue;
                 }
-                $this->currentId = $job->payload->id;
+                $this->current = $job;
 
                 return $job->payload;
             }
@@ -147,21 +162,32 @@ final class Worker
     }
 
     /**
-     * Answers a job (by default the last one returned by waitPayload()).
+     * Answers a job (by default the last one returned by waitPayload(), once: a second
+     * answer throws a LogicException) and runs the terminate hooks.
      */
     public function respond(Payload|string $answer, ?int $id = null): void
     {
-        $this->outbox .= $this->answerFrame($answer, $id ?? $this->currentJobId());
-        $this->flush();
+        $this->answer($id, fn (int $id): string => $this->answerFrame($answer, $id));
     }
 
     /**
-     * Fails a job (by default the last one returned by waitPayload()) with an ERROR frame.
+     * Fails a job (by default the last one returned by waitPayload(), once) with an ERROR frame.
      */
     public function error(string $message, ?int $id = null): void
     {
-        $this->outbox .= FrameCodec::encode(Frame::ERROR, [0, $id ?? $this->currentJobId()], $message);
-        $this->flush();
+        $this->answer($id, static fn (int $id): string => FrameCodec::encode(Frame::ERROR, [0, $id], $message));
+    }
+
+    /**
+     * Registers $hook(Job $job), run after the answer of every job has been written (after
+     * the job's own Job::onTerminate() hooks): work the client should not wait for. The
+     * worker takes no new job until the hooks are done; one that throws is logged.
+     */
+    public function onTerminate(callable $hook): self
+    {
+        $this->terminateHooks[] = $hook(...);
+
+        return $this;
     }
 
     /**
@@ -181,6 +207,7 @@ final class Worker
      * Serves jobs until the server sends stop. $handler(Payload $payload, Job $job) returns
      * a Payload (context + body), a string (body) or null (empty answer). A Throwable becomes
      * an ERROR frame for that job only. Output is captured and forwarded to STDERR.
+     * Each answer is written as soon as its job is done, then the terminate hooks run.
      */
     public function run(callable $handler): void
     {
@@ -191,11 +218,17 @@ final class Worker
 
             return;
         }
-        $capture = new SyncCapture();
+        $capture = $this->capture;
         while (true) {
             while (($frame = $this->nextJob()) !== null) {
                 $job = $this->prepare($frame, $capture);
-                $this->outbox .= \is_string($job) ? $job : $this->execute($job, $handler, $capture);
+                if (\is_string($job)) {
+                    $this->outbox .= $job;
+                    continue;
+                }
+                // A pong or an error queued meanwhile must not wait for this job.
+                $this->flush();
+                $this->finish($job, $this->execute($job, $handler, $capture));
             }
             $this->flush();
             if ($this->stopping || $this->closed) {
@@ -216,11 +249,18 @@ final class Worker
         return $this->relay;
     }
 
+    /** @internal */
+    public function capture(): OutputCapture
+    {
+        return $this->capture;
+    }
+
     /**
      * @internal One read from the relay (blocks if nothing is available); queues the jobs.
      */
     public function receive(): void
     {
+        $this->capture->release();
         try {
             $this->parser->push($this->relay->read());
         } catch (RelayClosedException) {
@@ -248,21 +288,7 @@ final class Worker
      */
     public function prepare(Frame $frame, OutputCapture $capture): Job|string
     {
-        $contextLength = $frame->options[0] ?? 0;
-        $id = $frame->options[1] ?? 0;
-        $size = \strlen($frame->payload);
-        if ($contextLength > $size) {
-            return FrameCodec::encode(
-                Frame::ERROR,
-                [0, $id],
-                "job $id: context length $contextLength exceeds the payload size $size"
-            );
-        }
-        $payload = $contextLength === 0
-            ? new Payload($frame->payload, '', $id)
-            : new Payload(substr($frame->payload, $contextLength), substr($frame->payload, 0, $contextLength), $id);
-
-        return new Job($payload, $capture);
+        return JobFrames::job($frame, $capture);
     }
 
     /**
@@ -285,6 +311,35 @@ final class Worker
         }
 
         return $answer;
+    }
+
+    /**
+     * @internal Writes the job's answer now (unless it was answered already), then runs
+     * its terminate hooks.
+     */
+    public function finish(Job $job, string $answer): void
+    {
+        $this->deliver($job, $answer);
+        $hooks = $this->terminateHooks === [] ? $job->terminateHooks : [...$job->terminateHooks, ...$this->terminateHooks];
+        $job->terminateHooks = [];
+        foreach ($hooks as $hook) {
+            try {
+                $hook($job);
+            } catch (\Throwable $e) {
+                self::log(sprintf("terminate hook of job %d failed: %s\n%s", $job->payload->id, self::describe($e), $e->getTraceAsString()));
+            }
+        }
+    }
+
+    /** @internal Writes the job's answer with whatever else is queued, once per job. */
+    public function deliver(Job $job, string $answer): void
+    {
+        if ($job->answered) {
+            return;
+        }
+        $job->answered = true;
+        $this->outbox .= $answer;
+        $this->flush();
     }
 
     /** @internal Writes everything queued for the server in one write. */
@@ -334,26 +389,7 @@ final class Worker
 
     private function answerFrame(mixed $answer, int $id): string
     {
-        if ($answer instanceof Payload) {
-            $context = $answer->context;
-            $payload = $context === '' ? $answer->body : $context . $answer->body;
-        } elseif (\is_string($answer) || $answer === null) {
-            $context = '';
-            $payload = (string) $answer;
-        } else {
-            $type = get_debug_type($answer);
-            throw new \TypeError("job handler must return Payload, string or null, got $type");
-        }
-        if (\strlen($payload) > $this->codec->maxPayload) {
-            return FrameCodec::encode(Frame::ERROR, [0, $id], sprintf(
-                'answer of %d bytes exceeds the maximum payload of %d bytes',
-                \strlen($payload),
-                $this->codec->maxPayload
-            ));
-        }
-
-        // The length is checked above and ids come from our own frames.
-        return FrameCodec::job(\strlen($context), $id, $payload);
+        return JobFrames::answer($answer, $id, $this->codec->maxPayload);
     }
 
     /**
@@ -377,25 +413,25 @@ final class Worker
         }
     }
 
-    private function currentJobId(): int
+    /**
+     * @param \Closure(int): string $encode
+     */
+    private function answer(?int $id, \Closure $encode): void
     {
-        if ($this->currentId === null) {
-            throw new \LogicException('no job to answer: call waitPayload() first or pass the job id');
-        }
+        $job = $this->current;
+        if ($id !== null && $id !== $job?->payload->id) {
+            $this->outbox .= $encode($id);
+            $this->flush();
 
-        return $this->currentId;
-    }
-
-    private static function envInt(string $name, int $default): int
-    {
-        $value = getenv($name);
-        if ($value === false || $value === '') {
-            return $default;
+            return;
         }
-        if (preg_match('/\A\d+\z/', $value) !== 1) { // no ctype: workers may run with php -n
-            throw new \InvalidArgumentException("$name must be a positive integer, got \"$value\"");
+        if ($job === null) {
+            throw new \LogicException(
+                'no job to answer: the job from waitPayload() is answered already (the server may have given its id '
+                . 'to another job since); call waitPayload() first or pass the job id'
+            );
         }
-
-        return (int) $value;
+        $this->current = null;
+        $this->finish($job, $encode($job->payload->id));
     }
 }

@@ -78,16 +78,16 @@ final class FiberModeTest extends TestCase
         self::assertSame(0, $worker->wait());
     }
 
-    public function testFiberSuspendedOutsideTheLoopIsFailedAtStop(): void
+    public function testFiberSuspendedOutsideTheLoopIsFailedWhenNothingCanResumeIt(): void
     {
         $worker = new WorkerProcess(self::FIBER);
         $worker->handshake();
         $worker->send(WorkerProcess::job(1, 'suspend') . WorkerProcess::job(2, '0'));
-        self::assertSame([2], self::ids($worker->readFrames(1)));
-        $worker->sendStop();
-        $stuck = $worker->readFrames(1)[0];
+        [$done, $stuck] = $worker->readFrames(2);
+        self::assertSame([2], self::ids([$done]));
         self::assertSame([Frame::ERROR, [0, 1]], [$stuck->flags, $stuck->options]);
         self::assertStringContainsString('suspended its Fiber', $stuck->payload);
+        $worker->sendStop();
         self::assertSame(0, $worker->wait());
     }
 

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Loop;
+use Ferry\Worker\Worker;
 use PHPUnit\Framework\TestCase;
 
 final class LoopTest extends TestCase
@@ -135,14 +136,126 @@ final class LoopTest extends TestCase
         fclose($b);
     }
 
-    public function testExceptionInAResumedFiberPropagatesFromTick(): void
+    public function testCallbackExceptionIsThrownIntoTheFiberThatScheduledIt(): void
     {
-        $fiber = new \Fiber(static function (): void {
-            Loop::sleep(0.0);
-            throw new \RuntimeException('from fiber');
+        $caught = null;
+        $other = false;
+        $failing = new \Fiber(function () use (&$caught): void {
+            $this->loop->delay(0.0, static fn () => throw new \RuntimeException('scheduled by the fiber'));
+            try {
+                Loop::sleep(30.0);
+            } catch (\RuntimeException $e) {
+                $caught = $e->getMessage();
+            }
+        });
+        $failing->start();
+        $bystander = new \Fiber(static function () use (&$other): void {
+            Loop::sleep(0.01);
+            $other = true;
+        });
+        $bystander->start();
+        $this->loop->run();
+        self::assertSame('scheduled by the fiber', $caught);
+        self::assertTrue($other);
+        self::assertTrue($failing->isTerminated());
+        // run() returned: the interrupted sleep did not leave its timer behind.
+        self::assertFalse($this->loop->hasPending());
+    }
+
+    public function testCallbacksRegisteredByACallbackKeepItsOwner(): void
+    {
+        [$a, $b] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+        $caught = null;
+        $fiber = new \Fiber(function () use ($a, &$caught): void {
+            $this->loop->delay(0.0, function (): void {
+                $this->loop->defer(static fn () => throw new \RuntimeException('two hops away'));
+            });
+            try {
+                $this->loop->awaitReadable($a, 30.0);
+            } catch (\RuntimeException $e) {
+                $caught = $e->getMessage();
+            }
         });
         $fiber->start();
-        $this->expectExceptionMessage('from fiber');
         $this->loop->run();
+        self::assertSame('two hops away', $caught);
+        self::assertFalse($this->loop->hasPending(), 'the watcher and timeout of the interrupted await are gone');
+        fclose($a);
+        fclose($b);
+    }
+
+    public function testExceptionWithoutAFiberToFailIsLoggedAndTheLoopGoesOn(): void
+    {
+        $log = [];
+        Worker::setLogger(static function (string $message) use (&$log): void {
+            $log[] = $message;
+        });
+        try {
+            $ran = false;
+            $fiber = new \Fiber(static function (): void {
+                Loop::sleep(0.0);
+                throw new \RuntimeException('from fiber');
+            });
+            $fiber->start();
+            $this->loop->delay(0.0, static fn () => throw new \RuntimeException('from the main context'));
+            $this->loop->delay(0.01, static function () use (&$ran): void {
+                $ran = true;
+            });
+            $this->loop->run();
+        } finally {
+            Worker::setLogger(null);
+        }
+        self::assertTrue($ran);
+        self::assertCount(2, $log);
+        self::assertStringContainsString('event loop callback failed: RuntimeException: from fiber', $log[0]);
+        self::assertStringContainsString('event loop callback failed: RuntimeException: from the main context', $log[1]);
+    }
+
+    public function testErrorHandlerReplacesTheDefault(): void
+    {
+        $seen = [];
+        $this->loop->setErrorHandler(static function (\Throwable $e, ?\Fiber $owner) use (&$seen): void {
+            $seen[] = [$e->getMessage(), $owner];
+        });
+        $slept = false;
+        $fiber = new \Fiber(function () use (&$slept): void {
+            $this->loop->delay(0.0, static fn () => throw new \RuntimeException('handled'));
+            Loop::sleep(0.01);
+            $slept = true;
+        });
+        $fiber->start();
+        $this->loop->delay(0.0, static fn () => throw new \LogicException('unowned'));
+        $this->loop->run();
+        self::assertSame([['handled', $fiber], ['unowned', null]], $seen);
+        self::assertTrue($slept, 'the fiber was not failed');
+    }
+
+    public function testWhatTheErrorHandlerThrowsGetsTheDefaultTreatment(): void
+    {
+        $this->loop->setErrorHandler(static function (\Throwable $e): void {
+            throw new \RuntimeException('wrapped: ' . $e->getMessage());
+        });
+        $caught = null;
+        $fiber = new \Fiber(function () use (&$caught): void {
+            $this->loop->delay(0.0, static fn () => throw new \LogicException('inner'));
+            try {
+                Loop::sleep(30.0);
+            } catch (\RuntimeException $e) {
+                $caught = $e->getMessage();
+            }
+        });
+        $fiber->start();
+        $this->loop->run();
+        self::assertSame('wrapped: inner', $caught);
+    }
+
+    public function testExceptionInACallbackTheOwnerTicksItselfPropagates(): void
+    {
+        $fiber = new \Fiber(function (): void {
+            $this->loop->defer(static fn () => throw new \RuntimeException('in my own tick'));
+            $this->loop->tick(false);
+        });
+        $this->expectExceptionMessage('in my own tick');
+        $fiber->start();
     }
 }

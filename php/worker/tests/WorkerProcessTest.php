@@ -21,7 +21,8 @@ final class WorkerProcessTest extends TestCase
      */
     public static function relays(): iterable
     {
-        yield 'pipes' => ['pipes'];
+        yield 'fds 3 and 4' => ['fds'];
+        yield 'legacy pipes' => ['pipes'];
         yield 'unix socket' => ['unix'];
         yield 'tcp' => ['tcp'];
     }
@@ -33,7 +34,7 @@ final class WorkerProcessTest extends TestCase
     {
         $worker = new WorkerProcess(self::ECHO, [], $relay);
         $reply = $worker->handshake();
-        self::assertSame(['pid'], array_keys($reply));
+        self::assertSame($relay === 'fds' ? ['pid', 'token'] : ['pid'], array_keys($reply));
         // The worker pid is what the job "pid" reports from inside the process.
         $worker->send(WorkerProcess::job(1, 'pid'));
         self::assertSame((string) $reply['pid'], $worker->readFrames(1)[0]->payload);
@@ -109,7 +110,7 @@ final class WorkerProcessTest extends TestCase
         self::assertSame(0, $worker->wait());
         $stderr = $worker->stderr();
         self::assertStringContainsString("stray output\nabcmore\n", $stderr);
-        self::assertStringContainsString('a warning from the app', $stderr);
+        self::assertStringContainsString('a warning from the app', $relay === 'fds' ? $worker->log() : $stderr);
     }
 
     public function testNothingIsWrittenBeforeTheHandshake(): void

@@ -13,39 +13,25 @@ use Ferry\Worker\Job;
  * of jobs that interleave. Instead one handler with chunk size 1 receives every write as it
  * happens and files it under the job whose Fiber is running at that moment.
  */
-final class FiberCapture implements OutputCapture
+final class FiberCapture extends BufferCapture
 {
     /** @var \WeakMap<\Fiber, Job> */
     private \WeakMap $jobs;
-    private int $level = 0;
 
-    public function __construct()
+    public function __construct(mixed $sink = STDERR)
     {
+        parent::__construct($sink);
         $this->jobs = new \WeakMap();
-    }
-
-    public function install(): void
-    {
-        ob_start($this->collect(...), 1);
-        $this->level = ob_get_level();
-    }
-
-    public function uninstall(): void
-    {
-        while ($this->level > 0 && ob_get_level() >= $this->level) {
-            if (!@ob_end_flush()) {
-                break;
-            }
-        }
-        $this->level = 0;
     }
 
     public function begin(Job $job): void
     {
+        $this->install();
         $fiber = \Fiber::getCurrent();
         if ($fiber !== null) {
             $this->jobs[$fiber] = $job;
         }
+        $this->resetRefusals();
     }
 
     public function take(Job $job): string
@@ -53,6 +39,7 @@ final class FiberCapture implements OutputCapture
         $this->settle();
         $output = $job->output;
         $job->output = '';
+        $job->flushed = 0;
 
         return $output;
     }
@@ -68,27 +55,47 @@ final class FiberCapture implements OutputCapture
         return $output;
     }
 
-    private function collect(string $buffer, int $phase): string
+    protected static function chunkSize(): int
     {
-        if ($buffer !== '') {
-            $fiber = \Fiber::getCurrent();
-            if ($fiber !== null && isset($this->jobs[$fiber])) {
-                $this->jobs[$fiber]->output .= $buffer;
-            } else {
-                fwrite(STDERR, $buffer);
+        return 1;
+    }
+
+    protected function collect(string $buffer, int $phase): string
+    {
+        $job = $this->current();
+        if (($phase & PHP_OUTPUT_HANDLER_FINAL) !== 0) {
+            $this->sink($buffer); // the process is ending (exit(), a fatal error): keep it in the log
+        } elseif (($phase & PHP_OUTPUT_HANDLER_CLEAN) !== 0) {
+            // Our buffer is always empty (chunk size 1): an ob_clean() aimed at it means the
+            // running job wants to drop what it echoed and did not flush.
+            $this->discard('ob_clean');
+        } elseif ($job === null) {
+            $this->sink($buffer);
+        } else {
+            $job->output .= $buffer;
+            if (($phase & PHP_OUTPUT_HANDLER_FLUSH) !== 0) {
+                // ob_flush(): under FPM that output would be sent, so no later clean may drop it.
+                $job->flushed = \strlen($job->output);
             }
         }
 
         return '';
     }
 
-    /** Flushes buffers the running job opened above ours, so their content reaches collect(). */
-    private function settle(): void
+    protected function discard(string $function): void
     {
-        while ($this->level > 0 && ob_get_level() > $this->level) {
-            if (!@ob_end_flush()) {
-                break;
-            }
+        $job = $this->current();
+        // ob_get_clean() returned nothing from our always-empty buffer: dropping what the job
+        // echoed would lose it for good, so it stays.
+        if ($job !== null && $function !== 'ob_get_clean') {
+            $job->output = substr($job->output, 0, $job->flushed);
         }
+    }
+
+    private function current(): ?Job
+    {
+        $fiber = \Fiber::getCurrent();
+
+        return $fiber !== null ? ($this->jobs[$fiber] ?? null) : null;
     }
 }

@@ -8,6 +8,7 @@ use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
 use Ferry\Worker\Job;
 use Ferry\Worker\LoopInterface;
+use Ferry\Worker\Relay\RelayException;
 use Ferry\Worker\Worker;
 
 /**
@@ -15,14 +16,17 @@ use Ferry\Worker\Worker;
  *
  * The relay is just another readable stream on the loop, so while a job Fiber waits
  * (Loop::sleep, awaitReadable, an async client on the same loop) new frames are read and
- * other jobs start. Answers are written at the end of each loop iteration, so they leave
- * as jobs finish, in any order, batched when several finish together.
+ * other jobs start. Each job's Fiber writes its answer as soon as the job is done, in any
+ * order, then runs its terminate hooks; its slot is free once the Fiber has ended.
  */
 final class FiberRunner
 {
     /** @var array<int, Job> running jobs by object id */
     private array $active = [];
     private ?int $readerId = null;
+    private ?\Closure $reader = null;
+    /** what reading or writing the relay threw: the stream is unusable, so the worker must end */
+    private ?\Throwable $relayFailure = null;
 
     public function __construct(
         private readonly Worker $worker,
@@ -32,31 +36,31 @@ final class FiberRunner
 
     public function run(callable $handler): void
     {
-        $capture = new FiberCapture();
-        $capture->install();
+        $capture = $this->worker->capture();
         try {
             while (true) {
                 $this->startQueued($handler, $capture);
+                $this->rethrowRelayFailure();
                 $this->harvest();
                 $this->worker->flush();
                 if ($this->worker->isStopping() && $this->active === [] && !$this->worker->hasQueuedJobs()) {
                     return;
                 }
                 $this->watchRelay(!$this->worker->isStopping() && !$this->worker->hasQueuedJobs());
-                if ($this->active !== [] && !$this->loop->hasPending()) {
-                    $this->abandonStuckJobs();
+                if ($this->active !== [] && !$this->canResume()) {
+                    $this->failStuckJobs();
                     continue;
                 }
                 $this->loop->tick();
+                $this->rethrowRelayFailure();
                 $this->harvest();
             }
         } finally {
             $this->watchRelay(false);
-            $capture->uninstall();
         }
     }
 
-    private function startQueued(callable $handler, FiberCapture $capture): void
+    private function startQueued(callable $handler, OutputCapture $capture): void
     {
         while (\count($this->active) < $this->worker->maxConcurrency && ($frame = $this->worker->nextJob()) !== null) {
             $job = $this->worker->prepare($frame, $capture);
@@ -65,8 +69,13 @@ final class FiberRunner
                 continue;
             }
             $worker = $this->worker;
-            $job->fiber = new \Fiber(static function () use ($worker, $job, $handler, $capture): void {
-                $job->answer = $worker->execute($job, $handler, $capture);
+            $job->fiber = new \Fiber(function () use ($worker, $job, $handler, $capture): void {
+                try {
+                    $worker->finish($job, $worker->execute($job, $handler, $capture));
+                } catch (RelayException $e) {
+                    // Thrown here it would reach whatever resumed the Fiber (often a loop callback).
+                    $this->relayFailure ??= $e;
+                }
             });
             $this->active[spl_object_id($job)] = $job;
             $job->fiber->start();
@@ -79,9 +88,6 @@ final class FiberRunner
             if ($job->fiber->isTerminated()) {
                 unset($this->active[$key]);
                 $job->fiber = null;
-                if ($job->answer !== null) {
-                    $this->worker->queueAnswer($job->answer);
-                }
             }
         }
     }
@@ -94,31 +100,73 @@ final class FiberRunner
     {
         if ($want && $this->readerId === null) {
             $worker = $this->worker;
-            $this->readerId = $this->loop->onReadable(
-                $worker->relay()->readStream(),
-                static fn () => $worker->receive()
-            );
+            $this->reader ??= function () use ($worker): void {
+                try {
+                    $worker->receive();
+                } catch (\Throwable $e) {
+                    // Not for the loop's error handler: nobody could go on reading after this.
+                    $this->relayFailure ??= $e;
+                }
+            };
+            $this->readerId = $this->loop->onReadable($worker->relay()->readStream(), $this->reader);
         } elseif (!$want && $this->readerId !== null) {
             $this->loop->cancel($this->readerId);
             $this->readerId = null;
         }
     }
 
+    private function rethrowRelayFailure(): void
+    {
+        if ($this->relayFailure !== null) {
+            throw $this->relayFailure;
+        }
+    }
+
     /**
-     * Jobs suspended with nothing on the loop able to resume them would hang the worker
-     * forever; fail them instead so the server gets an answer.
+     * Whether anything besides our relay reader could resume a suspended job: a Fiber that
+     * waits on the loop always leaves a timer, a watcher or a deferred callback behind.
      */
-    private function abandonStuckJobs(): void
+    private function canResume(): bool
+    {
+        if ($this->readerId === null) {
+            return $this->loop->hasPending();
+        }
+        $this->watchRelay(false);
+        $pending = $this->loop->hasPending();
+        $this->watchRelay(true);
+
+        return $pending;
+    }
+
+    /**
+     * Jobs suspended with nothing on the loop able to resume them (\Fiber::suspend() called
+     * directly, or a wait on another event loop) would hold their slot until the server's
+     * exec_ttl; fail them now. The exception thrown into each Fiber unwinds it, so its
+     * finally blocks and reset hooks run, and it becomes the job's error answer.
+     */
+    private function failStuckJobs(): void
     {
         foreach ($this->active as $key => $job) {
-            unset($this->active[$key]);
             $id = $job->payload->id;
-            Worker::log("job $id suspended its Fiber outside the event loop; answering with an error");
-            $this->worker->queueAnswer(FrameCodec::encode(
-                Frame::ERROR,
-                [0, $id],
-                "job $id suspended its Fiber with nothing on the worker's event loop to resume it"
-            ));
+            $message = "job $id suspended its Fiber outside the worker's event loop, with nothing on the loop to resume it "
+                . '(only wait through Ferry\Worker\Loop, or a client driven by it)';
+            Worker::log($message);
+            $fiber = $job->fiber;
+            if ($fiber !== null && $fiber->isSuspended()) {
+                try {
+                    $fiber->throw(new \LogicException($message));
+                } catch (\Throwable $e) {
+                    Worker::log("job $id failed while unwinding: " . Worker::describe($e));
+                }
+            }
+            if ($job->answered) {
+                continue; // answered, or suspended again in a terminate hook: the next check sees it
+            }
+            // It caught the exception and suspended again: answer for it and let it go.
+            unset($this->active[$key]);
+            $job->fiber = null;
+            $this->worker->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], $message));
         }
+        $this->harvest();
     }
 }

@@ -18,4 +18,7 @@ interface OutputCapture
 
     /** Ends the capture and returns what was not taken yet. */
     public function end(Job $job): string;
+
+    /** Forwards output made outside any job to the log (before the worker blocks). */
+    public function release(): void;
 }

@@ -5,7 +5,8 @@ declare(strict_types=1);
 namespace Ferry\Worker\Relay;
 
 /**
- * Relay over PHP streams: STDIN/STDOUT pipes, or one connected unix/tcp socket.
+ * Relay over PHP streams: two inherited pipe descriptors, STDIN/STDOUT, or one connected
+ * unix/tcp socket.
  */
 final class StreamRelay implements RelayInterface
 {
@@ -38,7 +39,9 @@ final class StreamRelay implements RelayInterface
     }
 
     /**
-     * Builds the relay named by a DSN: "pipes", "unix:///path/to.sock" or "tcp://host:port".
+     * Builds the relay named by a DSN: "pipes:R,W" (read jobs from fd R, write answers to
+     * fd W: what the server uses, so STDOUT stays a log stream), "pipes" (STDIN/STDOUT, for
+     * servers that predate the extra descriptors), "unix:///path/to.sock" or "tcp://host:port".
      */
     public static function fromDsn(string $dsn, float $connectTimeout = 10.0): self
     {
@@ -48,9 +51,12 @@ final class StreamRelay implements RelayInterface
 
             return new self($in, $out, true);
         }
+        if (preg_match('~^pipes:(\d+),(\d+)$~', $dsn, $fd)) {
+            return new self(self::openFd((int) $fd[1], 'rb', $dsn), self::openFd((int) $fd[2], 'wb', $dsn), false);
+        }
         if (!preg_match('~^(unix|tcp)://(.+)$~', $dsn, $m)) {
             throw new RelayException(
-                "unsupported relay \"$dsn\": expected pipes, unix:///path or tcp://host:port"
+                "unsupported relay \"$dsn\": expected pipes:R,W, pipes, unix:///path or tcp://host:port"
             );
         }
         $socket = @stream_socket_client($dsn, $errno, $error, $connectTimeout);
@@ -62,6 +68,23 @@ final class StreamRelay implements RelayInterface
         stream_set_timeout($socket, 86400);
 
         return new self($socket, $socket, false);
+    }
+
+    /**
+     * @return resource
+     */
+    private static function openFd(int $fd, string $mode, string $dsn)
+    {
+        if ($fd <= 2) {
+            throw new RelayException("relay $dsn: descriptor $fd is a standard stream; the relay needs descriptors of its own");
+        }
+        $stream = @fopen("php://fd/$fd", $mode);
+        if ($stream === false) {
+            $error = error_get_last()['message'] ?? 'unknown error';
+            throw new RelayException("relay $dsn: cannot open descriptor $fd (was the worker started by the server?): $error");
+        }
+
+        return $stream;
     }
 
     public function write(string $bytes): void

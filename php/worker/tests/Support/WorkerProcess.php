@@ -9,9 +9,11 @@ use Ferry\Worker\FrameCodec;
 use Ferry\Worker\FrameParser;
 
 /**
- * Plays the Go server's role against a real PHP worker child process, over pipes, a unix
- * socket or loopback tcp. Every wait has a deadline so a broken worker fails the test
- * instead of hanging it.
+ * Plays the Go server's role against a real PHP worker child process, over the relays the
+ * server offers: "fds" (jobs on fd 3, answers on fd 4, FERRY_RELAY=pipes:3,4 and a
+ * FERRY_RELAY_TOKEN, STDIN /dev/null and STDOUT a log file, as the server starts workers),
+ * "pipes" (the legacy STDIN/STDOUT relay), a unix socket or loopback tcp. Every wait has a
+ * deadline so a broken worker fails the test instead of hanging it.
  */
 final class WorkerProcess
 {
@@ -23,6 +25,8 @@ final class WorkerProcess
     private $in;
     private FrameParser $parser;
     private string $stderrFile;
+    private ?string $stdoutFile = null;
+    private ?string $token = null;
     private ?string $socketPath = null;
     private ?int $exitCode = null;
     /** @var array<int, resource> */
@@ -50,10 +54,25 @@ final class WorkerProcess
                 throw new \RuntimeException("cannot listen on 127.0.0.1: $error");
             }
             $env['FERRY_RELAY'] = 'tcp://' . stream_socket_get_name($listener, false);
-        } else {
+        } elseif ($relay === 'fds') {
+            $env['FERRY_RELAY'] = 'pipes:3,4';
+            $env['FERRY_RELAY_TOKEN'] = $this->token = bin2hex(random_bytes(16));
+        } elseif ($relay === 'pipes') {
             $env['FERRY_RELAY'] = 'pipes';
+        } else {
+            throw new \InvalidArgumentException("unknown relay $relay");
         }
         $spec = [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['file', $this->stderrFile, 'w']];
+        if ($relay === 'fds') {
+            $this->stdoutFile = tempnam(sys_get_temp_dir(), 'ferry-stdout-');
+            $spec = [
+                0 => ['file', '/dev/null', 'r'],
+                1 => ['file', $this->stdoutFile, 'w'],
+                2 => ['file', $this->stderrFile, 'w'],
+                3 => ['pipe', 'r'],
+                4 => ['pipe', 'w'],
+            ];
+        }
         $process = proc_open([PHP_BINARY, '-d', 'display_errors=stdout', $script], $spec, $pipes, null, $env);
         if ($process === false) {
             throw new \RuntimeException("cannot start $script");
@@ -68,6 +87,9 @@ final class WorkerProcess
             }
             $this->in = $this->out = $conn;
             $this->keep = [$pipes[0], $pipes[1]];
+        } elseif ($relay === 'fds') {
+            $this->out = $pipes[3];
+            $this->in = $pipes[4];
         } else {
             $this->out = $pipes[0];
             $this->in = $pipes[1];
@@ -79,6 +101,9 @@ final class WorkerProcess
     {
         $this->terminate();
         @unlink($this->stderrFile);
+        if ($this->stdoutFile !== null) {
+            @unlink($this->stdoutFile);
+        }
         if ($this->socketPath !== null) {
             @unlink($this->socketPath);
         }
@@ -137,10 +162,10 @@ final class WorkerProcess
             $left = $deadline - microtime(true);
             if ($left <= 0) {
                 throw new \RuntimeException(sprintf(
-                    'timed out waiting for %d frames (got %d); worker stderr: %s',
+                    'timed out waiting for %d frames (got %d); worker log: %s',
                     $count,
                     \count($frames),
-                    $this->stderr()
+                    $this->log()
                 ));
             }
             $read = [$this->in];
@@ -222,6 +247,28 @@ final class WorkerProcess
     public function stderr(): string
     {
         return (string) @file_get_contents($this->stderrFile);
+    }
+
+    /** What the worker wrote on STDOUT, a log stream on the "fds" relay. */
+    public function stdout(): string
+    {
+        if ($this->stdoutFile === null) {
+            throw new \LogicException('STDOUT is only a log stream on the fds relay');
+        }
+
+        return (string) @file_get_contents($this->stdoutFile);
+    }
+
+    /** Both log streams, as the server would log them. */
+    public function log(): string
+    {
+        return ($this->stdoutFile === null ? '' : $this->stdout()) . $this->stderr();
+    }
+
+    /** The FERRY_RELAY_TOKEN the worker was started with (fds relay only). */
+    public function token(): ?string
+    {
+        return $this->token;
     }
 
     public function pid(): int
