@@ -112,6 +112,8 @@ final class HttpRequestTest extends TestCase
         self::assertSame('example.com', $s['SERVER_NAME']);
         self::assertSame('8080', $s['SERVER_PORT']);
         self::assertSame('HTTP/1.1', $s['SERVER_PROTOCOL']);
+        self::assertSame('443', Request::fromContext(self::context(['host' => 'example.com', 'scheme' => 'https']), '')->server()['SERVER_PORT']);
+        self::assertSame('80', Request::fromContext(self::context(['host' => 'example.com']), '')->server()['SERVER_PORT']);
         self::assertSame('text/html, application/json', $s['HTTP_ACCEPT']);
         self::assertSame('a=1; b=2', $s['HTTP_COOKIE']);
         self::assertSame('abc', $s['HTTP_X_REQUEST_ID']);
@@ -174,7 +176,8 @@ final class HttpRequestTest extends TestCase
                 ['avatar', 'me.png', 'image/png', '/tmp/f1', 0, 123],
                 ['docs[]', 'a.pdf', 'application/pdf', '/tmp/f2', 0, 10],
                 ['docs[]', 'b.pdf', 'application/pdf', '/tmp/f3', 0, 20],
-                ['deep[x][y]', 'c.txt', 'text/plain', '', UPLOAD_ERR_NO_FILE, 0],
+                ['deep[x][y]', '', 'application/octet-stream', '', UPLOAD_ERR_NO_FILE, 0],
+                ['folder[]', 'dir/sub/c.txt', 'text/plain', '/tmp/f4', 0, 5],
             ],
             'parsed' => true,
         ]), '');
@@ -194,7 +197,74 @@ final class HttpRequestTest extends TestCase
         self::assertSame([10, 20], $files['docs']['size']);
         self::assertSame([0, 0], $files['docs']['error']);
         self::assertSame(UPLOAD_ERR_NO_FILE, $files['deep']['error']['x']['y']);
-        self::assertSame('c.txt', $files['deep']['name']['x']['y']);
+        self::assertSame('', $files['deep']['name']['x']['y']);
+        self::assertSame(['c.txt'], $files['folder']['name']);
+        self::assertSame(['dir/sub/c.txt'], $files['folder']['full_path']);
+    }
+
+    public function testFolderUploadNamesAndEmptyFileInputsAreShapedLikePhp(): void
+    {
+        $files = Request::fromContext(self::context([
+            'method' => 'POST',
+            'files' => [
+                ['tree', 'photos/2024/a.jpg', 'image/jpeg', '/tmp/f1', 0, 9],
+                ['old', 'C:\\Users\\ann\\b.txt', 'text/plain', '/tmp/f2', 0, 1],
+                // The browser labels an empty file input application/octet-stream; PHP drops that.
+                ['empty', '', 'application/octet-stream', '', UPLOAD_ERR_NO_FILE, 0],
+            ],
+            'parsed' => true,
+        ]), '')->files();
+        self::assertSame(
+            ['name' => 'a.jpg', 'full_path' => 'photos/2024/a.jpg', 'type' => 'image/jpeg', 'tmp_name' => '/tmp/f1', 'error' => 0, 'size' => 9],
+            $files['tree']
+        );
+        self::assertSame(['b.txt', 'C:\\Users\\ann\\b.txt'], [$files['old']['name'], $files['old']['full_path']]);
+        self::assertSame(
+            ['name' => '', 'full_path' => '', 'type' => '', 'tmp_name' => '', 'error' => UPLOAD_ERR_NO_FILE, 'size' => 0],
+            $files['empty']
+        );
+    }
+
+    public function testArrayCookiesAreReturnedAsArrays(): void
+    {
+        $r = Request::fromContext(self::context(['cookies' => ['pref[lang]' => 'de', 'pref[theme]' => 'dark', 'sid' => 'abc']]), '');
+        self::assertSame(['lang' => 'de', 'theme' => 'dark'], $r->cookie('pref'));
+        self::assertSame('abc', $r->cookie('sid'));
+        self::assertSame(['none'], $r->cookie('missing', ['none']));
+        self::assertNull($r->cookie('pref[lang]'), 'nested names are not keys, as in $_COOKIE');
+    }
+
+    public function testSpooledBodyIsReadLazilyFromItsFile(): void
+    {
+        $file = tempnam(sys_get_temp_dir(), 'ferry-body-');
+        file_put_contents($file, 'a[]=1&a[]=2&b=big');
+        try {
+            $r = Request::fromContext(self::context([
+                'method' => 'POST',
+                'headers' => ['Content-Type' => ['application/x-www-form-urlencoded']],
+                'body_file' => $file,
+            ]), '');
+            self::assertSame($file, $r->bodyFile());
+            self::assertTrue(isset($r->body));
+            self::assertSame(['a' => ['1', '2'], 'b' => 'big'], $r->post());
+            file_put_contents($file, 'changed');
+            self::assertSame('a[]=1&a[]=2&b=big', $r->body(), 'read once');
+            self::assertSame('a[]=1&a[]=2&b=big', $r->body);
+            self::assertFileExists($file, 'the server removes it, not the worker');
+        } finally {
+            @unlink($file);
+        }
+        $plain = Request::fromContext(self::context(), 'inline');
+        self::assertNull($plain->bodyFile());
+        self::assertSame('inline', $plain->body());
+    }
+
+    public function testUnreadableBodyFileFailsLoudly(): void
+    {
+        $r = Request::fromContext(self::context(['body_file' => '/nonexistent/ferry-body']), '');
+        $this->expectException(\RuntimeException::class);
+        $this->expectExceptionMessage('cannot read the request body from /nonexistent/ferry-body');
+        $r->body();
     }
 
     public function testMissingOptionalFieldsGetDefaults(): void

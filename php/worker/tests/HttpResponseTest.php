@@ -80,6 +80,39 @@ final class HttpResponseTest extends TestCase
         self::assertStringContainsString('"Set-Cookie":["sid=', $r->context());
     }
 
+    public function testACustomReasonPhraseTravelsOnlyWhenItIsNotTheStandardOne(): void
+    {
+        self::assertSame('{"status":404,"reason":"No Such Page","headers":{}}', (new Response(404))->reason('No Such Page')->context());
+        self::assertSame('{"status":404,"headers":{}}', (new Response(404))->reason('Not Found')->context());
+        self::assertSame('{"status":599,"reason":"Custom","headers":{}}', (new Response())->status(599, 'Custom')->context());
+        $text = Response::text('x', 418)->reason('Short and stout');
+        self::assertSame('{"status":418,"reason":"Short and stout","headers":{"Content-Type":["text/plain; charset=utf-8"]}}', $text->context());
+        self::assertSame(
+            '{"status":418,"headers":{"Content-Type":["text/plain; charset=utf-8"]}}',
+            Response::text('x', 418)->context(),
+            'a reason does not stick to the shared context of a helper'
+        );
+        self::assertSame('Short and stout', $text->getReason());
+        self::assertSame('Created', (new Response(201))->getReason());
+    }
+
+    public function testHeaderValuesThatAreNotUtf8AreSentAsBytes(): void
+    {
+        $latin1 = "attachment; filename=\"caf\xE9.txt\"";
+        $r = (new Response(200, ['X-Plain' => 'ok']))
+            ->header('Content-Disposition', $latin1)
+            ->addHeader('X-Mixed', 'fine')
+            ->addHeader('X-Mixed', "\xFF\xFE")
+            ->addHeader('X-Mixed', 'caf\u{e9}');
+        $context = json_decode($r->context(), true, 8, JSON_THROW_ON_ERROR);
+
+        self::assertSame(['X-Plain' => ['ok'], 'X-Mixed' => ['fine', 'caf\u{e9}']], $context['headers']);
+        self::assertSame(['Content-Disposition' => [base64_encode($latin1)], 'X-Mixed' => [base64_encode("\xFF\xFE")]], $context['raw_headers']);
+        self::assertSame($latin1, base64_decode($context['raw_headers']['Content-Disposition'][0], true));
+        self::assertStringNotContainsString('\ufffd', $r->context());
+        self::assertArrayNotHasKey('raw_headers', json_decode((new Response(200, ['X' => 'caf\u{e9}']))->context(), true));
+    }
+
     /**
      * @return iterable<string, array{callable(): mixed, string}>
      */
@@ -91,6 +124,7 @@ final class HttpResponseTest extends TestCase
         yield 'header injection' => [static fn () => (new Response())->header('X', "a\r\nSet-Cookie: x=1"), 'CR, LF or NUL'];
         yield 'cookie name' => [static fn () => (new Response())->cookie('a=b', 'x'), 'invalid cookie name'];
         yield 'cookie path' => [static fn () => (new Response())->cookie('a', 'x', 0, '/;x'), 'invalid path'];
+        yield 'reason with CR LF' => [static fn () => (new Response())->reason("OK\r\nX: y"), 'control character'];
         yield 'samesite' => [static fn () => (new Response())->cookie('a', 'x', 0, '', '', false, false, 'Sometimes'), 'SameSite'];
     }
 

@@ -40,11 +40,12 @@ final class Psr7WorkerTest extends TestCase
         $request = Request::fromContext(HttpRequestTest::context([
             'method' => 'POST',
             'protocol' => 'HTTP/2.0',
-            'headers' => ['Content-Type' => ['multipart/form-data; boundary=b'], 'X-Forwarded-Proto' => ['https'], 'Accept' => ['a', 'b']],
+            'scheme' => 'https',
+            'headers' => ['Content-Type' => ['multipart/form-data; boundary=b'], 'Accept' => ['a', 'b']],
             'form' => [['user[name]', 'Ann']],
             'files' => [
-                ['docs[]', 'a.pdf', 'application/pdf', __FILE__, 0, filesize(__FILE__)],
-                ['photo', 'p.png', 'image/png', '', UPLOAD_ERR_NO_FILE, 0],
+                ['docs[]', 'scans/a.pdf', 'application/pdf', __FILE__, 0, filesize(__FILE__)],
+                ['photo', '', 'application/octet-stream', '', UPLOAD_ERR_NO_FILE, 0],
             ],
             'parsed' => true,
         ]), '');
@@ -62,11 +63,111 @@ final class Psr7WorkerTest extends TestCase
 
         $files = $psr->getUploadedFiles();
         self::assertInstanceOf(UploadedFileInterface::class, $files['docs'][0]);
-        self::assertSame('a.pdf', $files['docs'][0]->getClientFilename());
+        self::assertSame('a.pdf', $files['docs'][0]->getClientFilename(), "the name PHP's \$_FILES shows, not the full path");
         self::assertSame('application/pdf', $files['docs'][0]->getClientMediaType());
         self::assertSame(filesize(__FILE__), $files['docs'][0]->getSize());
         self::assertSame(file_get_contents(__FILE__), (string) $files['docs'][0]->getStream());
         self::assertSame(UPLOAD_ERR_NO_FILE, $files['photo']->getError());
+        self::assertSame('', $files['photo']->getClientFilename());
+        self::assertSame('', $files['photo']->getClientMediaType());
+    }
+
+    public function testAForwardedProtoHeaderFromTheClientChangesNothing(): void
+    {
+        $this->bridge();
+        $psr = Psr7Worker::toServerRequest(Request::fromContext(HttpRequestTest::context([
+            'scheme' => 'http',
+            'headers' => ['X-Forwarded-Proto' => ['https']],
+        ]), ''));
+        self::assertSame('http', $psr->getUri()->getScheme());
+        self::assertSame('http', $psr->getServerParams()['REQUEST_SCHEME']);
+        self::assertArrayNotHasKey('HTTPS', $psr->getServerParams());
+        self::assertSame(['https'], $psr->getHeader('X-Forwarded-Proto'), 'still there for the application to judge');
+    }
+
+    /**
+     * @return iterable<string, array{string, string, string, ?int, string}>
+     */
+    public static function schemesAndPorts(): iterable
+    {
+        yield 'https, default port' => ['https', 'example.com', 'https://example.com/shop/items', null, '443'];
+        yield 'http, default port' => ['http', 'example.com', 'http://example.com/shop/items', null, '80'];
+        yield 'https, own port' => ['https', 'example.com:8443', 'https://example.com:8443/shop/items', 8443, '8443'];
+        yield 'http on 443' => ['http', 'example.com:443', 'http://example.com:443/shop/items', 443, '443'];
+    }
+
+    /**
+     * @dataProvider schemesAndPorts
+     */
+    public function testServerParamsAgreeWithTheUri(string $scheme, string $host, string $uri, ?int $port, string $serverPort): void
+    {
+        $this->bridge();
+        $psr = Psr7Worker::toServerRequest(Request::fromContext(HttpRequestTest::context([
+            'scheme' => $scheme, 'host' => $host, 'uri' => '/shop/items', 'query' => '',
+        ]), ''));
+        $server = $psr->getServerParams();
+        self::assertSame($uri, (string) $psr->getUri());
+        self::assertSame($port, $psr->getUri()->getPort());
+        self::assertSame([$scheme, $serverPort], [$server['REQUEST_SCHEME'], $server['SERVER_PORT']]);
+        self::assertSame($scheme === 'https' ? 'on' : null, $server['HTTPS'] ?? null);
+    }
+
+    /**
+     * @return iterable<string, array{string, string}>
+     */
+    public static function protocols(): iterable
+    {
+        yield 'HTTP/1.0' => ['HTTP/1.0', '1.0'];
+        yield 'HTTP/1.1' => ['HTTP/1.1', '1.1'];
+        yield 'HTTP/2.0' => ['HTTP/2.0', '2'];
+        yield 'HTTP/2' => ['HTTP/2', '2'];
+        yield 'HTTP/3.0' => ['HTTP/3.0', '3'];
+        yield 'HTTP/3' => ['HTTP/3', '3'];
+    }
+
+    /**
+     * @dataProvider protocols
+     */
+    public function testProtocolVersionIsNormalised(string $protocol, string $version): void
+    {
+        $this->bridge();
+        $psr = Psr7Worker::toServerRequest(Request::fromContext(HttpRequestTest::context(['protocol' => $protocol]), ''));
+        self::assertSame($version, $psr->getProtocolVersion());
+        self::assertSame($protocol, $psr->getServerParams()['SERVER_PROTOCOL']);
+    }
+
+    public function testAChosenReasonPhraseIsSent(): void
+    {
+        $this->bridge();
+        $custom = Psr7Worker::fromResponse((new PsrResponse())->withStatus(404, 'Nothing Here'));
+        self::assertSame('{"status":404,"reason":"Nothing Here","headers":{}}', $custom->context());
+        // Nyholm's own default for 413 differs from Go's: it is not the application's choice.
+        foreach ([new PsrResponse(404), new PsrResponse(413), (new PsrResponse())->withStatus(200, 'OK')] as $plain) {
+            self::assertStringNotContainsString('reason', Psr7Worker::fromResponse($plain)->context());
+        }
+    }
+
+    public function testASpooledBodyIsAStreamOverItsFile(): void
+    {
+        $this->bridge();
+        $file = tempnam(sys_get_temp_dir(), 'ferry-body-');
+        file_put_contents($file, str_repeat('0123456789', 1000));
+        try {
+            $request = Request::fromContext(HttpRequestTest::context([
+                'method' => 'PUT',
+                'headers' => ['Content-Type' => ['application/octet-stream']],
+                'body_file' => $file,
+            ]), '');
+            $body = Psr7Worker::toServerRequest($request)->getBody();
+            self::assertSame($file, $body->getMetadata('uri'));
+            self::assertFalse((new \ReflectionProperty(Request::class, 'body'))->isInitialized($request), 'the file was not read into memory');
+            self::assertSame('0123456789', $body->read(10));
+            self::assertSame(10000, $body->getSize());
+            self::assertSame(str_repeat('0123456789', 1000), (string) $body);
+            self::assertFileExists($file);
+        } finally {
+            @unlink($file);
+        }
     }
 
     public function testSchemeFromTheGateway(): void

@@ -36,7 +36,7 @@ final class Form
 
     /**
      * @param list<array{0: string, 1: string, 2: string, 3: string, 4: int, 5: int}> $uploads
-     *        [field, client file name, client media type, temp path, UPLOAD_ERR_*, size]
+     *        [field, file name as the client sent it, client media type, temp path, UPLOAD_ERR_*, size]
      * @return array<string, array<string, mixed>> $_FILES shape: field => [name, full_path, type, tmp_name, error, size],
      *         with nested field names nesting below each of those keys as PHP does
      */
@@ -49,11 +49,17 @@ final class Form
         foreach ($uploads as $upload) {
             [$field, $client, $type, $tmp, $error, $size] = $upload + ['', '', '', '', UPLOAD_ERR_NO_FILE, 0];
             $field = (string) $field;
+            $client = (string) $client;
+            if ((int) $error === UPLOAD_ERR_NO_FILE) {
+                // An empty file input: PHP reports every attribute empty, whatever the part said.
+                $client = $type = $tmp = '';
+                $size = 0;
+            }
             // PHP places the attribute key right after the base name: "doc[a][]" -> doc[name][a][].
             $bracket = strpos($field, '[');
             $base = $bracket === false || $bracket === 0 ? $field : substr($field, 0, $bracket);
             $rest = $bracket === false || $bracket === 0 ? '' : substr($field, $bracket);
-            $values = [$client, $client, $type, $tmp, $error, $size];
+            $values = [self::basename($client), $client, $type, $tmp, $error, $size];
             foreach (self::FILE_KEYS as $i => $key) {
                 $query .= '&' . urlencode($base . '[' . $key . ']' . $rest) . '=' . urlencode((string) $values[$i]);
             }
@@ -70,6 +76,52 @@ final class Form
         unset($file);
 
         return $files;
+    }
+
+    /**
+     * PHP's rule for an upload's name: whatever follows the last "/" or "\\" (browsers
+     * send relative paths for folder uploads, old ones the whole client path).
+     */
+    public static function basename(string $name): string
+    {
+        $slash = strrpos($name, '/');
+        $backslash = strrpos($name, '\\');
+        $cut = max($slash === false ? -1 : $slash, $backslash === false ? -1 : $backslash);
+
+        return $cut < 0 ? $name : substr($name, $cut + 1);
+    }
+
+    /**
+     * @param list<array<int, mixed>> $uploads
+     * @return array<string, true> temp paths of the files actually received
+     */
+    public static function tempPaths(array $uploads): array
+    {
+        $paths = [];
+        foreach ($uploads as $upload) {
+            if (($upload[4] ?? UPLOAD_ERR_NO_FILE) === UPLOAD_ERR_OK && ($upload[3] ?? '') !== '') {
+                $paths[(string) $upload[3]] = true;
+            }
+        }
+
+        return $paths;
+    }
+
+    /**
+     * Moves a file like move_uploaded_file(): rename, else copy and unlink (another
+     * filesystem), then the permissions a new file would get under the current umask.
+     */
+    public static function move(string $from, string $to): bool
+    {
+        if (!@rename($from, $to)) {
+            if (!@copy($from, $to)) {
+                return false;
+            }
+            @unlink($from);
+        }
+        @chmod($to, 0666 & ~umask());
+
+        return true;
     }
 
     private static function integers(mixed $value): mixed

@@ -14,7 +14,8 @@ use Ferry\Worker\Worker;
  *     $http = HttpWorker::create();
  *     $http->run(fn (Request $r) => Response::text('Hello'));
  *
- * The handler returns a Response, a string (HTML body, status 200) or an array (JSON).
+ * The handler returns a Response, a string (HTML body) or an array (JSON); for the last two
+ * the status is http_response_code()'s, 200 unless the handler set one, as under FPM.
  * Anything it echoes is put before the returned body. An uncaught Throwable becomes a 500 answer
  * (details on STDERR, and in the body when FERRY_DEBUG=1); the worker keeps serving.
  */
@@ -22,11 +23,15 @@ final class HttpWorker
 {
     /** @var list<\Closure> */
     private array $resetHooks = [];
-    /** @var array<string, mixed> the CLI $_SERVER, restored after each request in globals mode */
-    private array $baseServer;
+    /** @var array<string, mixed>|null $_SERVER as the first request found it (globals mode) */
+    private ?array $baseServer = null;
+    /** @var array<string, mixed> $_ENV as the first request found it (globals mode) */
+    private array $baseEnv = [];
+    /** @var array<string, true> the warnings this process has logged already */
+    private static array $warned = [];
 
     /**
-     * @param bool $globals fill $_GET, $_POST, $_COOKIE, $_FILES, $_SERVER, $_REQUEST for each request
+     * @param bool $globals rebuild $_GET, $_POST, $_COOKIE, $_FILES, $_SERVER, $_REQUEST, $_ENV for each request
      *                      (for legacy code; not allowed in Fiber mode, where requests interleave)
      */
     public function __construct(
@@ -37,7 +42,10 @@ final class HttpWorker
         if ($globals && $worker->fibers) {
             throw new \InvalidArgumentException('superglobals cannot be used in Fiber mode: concurrent requests would share them');
         }
-        $this->baseServer = $_SERVER;
+        // FPM starts every request at 200; the CLI starts without a code (false).
+        if (!$worker->fibers && http_response_code() === false && !headers_sent()) {
+            http_response_code(200);
+        }
     }
 
     /**
@@ -85,7 +93,8 @@ final class HttpWorker
             if ($this->globals) {
                 $this->populateGlobals($request);
             }
-            $response = self::toResponse($handler($request));
+            $result = $handler($request);
+            $response = self::toResponse($result, $this->phpStatus($result));
             $output = $job->takeOutput();
             // Echoed output happened before the handler returned, so it comes first,
             // as it would under FPM where echo goes out before anything later.
@@ -102,17 +111,18 @@ final class HttpWorker
 
     /**
      * @param Response|string|array<mixed> $result
+     * @param int $status for a string or array; a Response keeps its own
      */
-    public static function toResponse(mixed $result): Response
+    public static function toResponse(mixed $result, int $status = 200): Response
     {
         if ($result instanceof Response) {
             return $result;
         }
         if (\is_string($result)) {
-            return Response::html($result);
+            return Response::html($result, $status);
         }
         if (\is_array($result)) {
-            return Response::json($result);
+            return Response::json($result, $status);
         }
         throw new \TypeError('HTTP handler must return Response, string or array, got ' . get_debug_type($result));
     }
@@ -127,11 +137,63 @@ final class HttpWorker
         return new Payload($response->body, $response->context());
     }
 
+    /**
+     * The status PHP's own functions set during the request (http_response_code(), and
+     * header() as a side effect), for a string or array result.
+     *
+     * header(), setcookie() and setrawcookie() are dropped by the CLI, which keeps no header
+     * list: only their effect on the status, or a SAPI that does keep them, shows. Either
+     * is logged once per process, since the rest of such calls cannot be seen.
+     */
+    private function phpStatus(mixed $result): int
+    {
+        $code = http_response_code();
+        $listed = headers_list() !== [];
+        if ($listed || ($code !== false && $code !== 200 && isset(Status::REDIRECTS[$code]))) {
+            self::warnOnce(
+                'headers',
+                ($listed ? 'header(), setcookie() or setrawcookie() was called' : "status $code was set through PHP, as header('Location: ...') does")
+                . ': headers set with PHP\'s functions are never sent by a Ferry worker;'
+                . ' return a Response and use its header(), addHeader(), cookie(), or Response::redirect()'
+            );
+        }
+        if ($code === false || $code === 200 || $result instanceof Response) {
+            return 200;
+        }
+        if ($this->worker->fibers) {
+            // One code for the whole process while requests interleave: it may be another
+            // request's.
+            self::warnOnce('fiber-status', "http_response_code($code) was called in Fiber mode, where the code is shared by concurrent requests and ignored: return a Response with the status");
+
+            return 200;
+        }
+
+        return $code;
+    }
+
+    private static function warnOnce(string $kind, string $message): void
+    {
+        if (!isset(self::$warned[$kind])) {
+            self::$warned[$kind] = true;
+            Worker::log("warning: $message (logged once per worker)");
+        }
+    }
+
     private function reset(): void
     {
-        if ($this->globals) {
+        if ($this->globals && $this->baseServer !== null) {
             $_GET = $_POST = $_COOKIE = $_FILES = $_REQUEST = [];
             $_SERVER = $this->baseServer;
+            $_ENV = $this->baseEnv;
+        }
+        if (!$this->worker->fibers) {
+            $code = http_response_code();
+            if ($code !== 200 && $code !== false && !headers_sent()) {
+                http_response_code(200);
+            }
+            if (headers_list() !== []) {
+                header_remove();
+            }
         }
         foreach ($this->resetHooks as $hook) {
             try {
@@ -143,13 +205,52 @@ final class HttpWorker
         }
     }
 
+    /**
+     * Rebuilds every superglobal from the request and the process's own $_SERVER/$_ENV, so
+     * nothing written into them by an earlier request survives.
+     */
     private function populateGlobals(Request $request): void
     {
+        if ($this->baseServer === null) {
+            // Taken at the first request, after the application's bootstrap (which may load
+            // environment files into them), instead of when the worker object was built.
+            $this->baseServer = $_SERVER;
+            $this->baseEnv = $_ENV;
+        }
+        $_ENV = $this->baseEnv;
         $_GET = $request->query();
         $_POST = $request->post();
         $_COOKIE = $request->cookies;
         $_FILES = $request->files();
-        $_REQUEST = array_replace($_GET, $_POST);
         $_SERVER = $request->server() + $this->baseServer;
+        $_REQUEST = self::requestVariables($_GET, $_POST, $_COOKIE);
+    }
+
+    /**
+     * $_REQUEST as PHP builds it: the request_order (else variables_order) letters G, P, C
+     * in order, later ones winning, arrays under the same key merged recursively.
+     *
+     * @param array<string|int, mixed> $get
+     * @param array<string|int, mixed> $post
+     * @param array<string|int, mixed> $cookie
+     * @return array<string|int, mixed>
+     */
+    public static function requestVariables(array $get, array $post, array $cookie, ?string $order = null): array
+    {
+        $order ??= (string) (ini_get('request_order') ?: ini_get('variables_order'));
+        $request = [];
+        foreach (str_split(strtoupper($order)) as $letter) {
+            $source = match ($letter) {
+                'G' => $get,
+                'P' => $post,
+                'C' => $cookie,
+                default => [],
+            };
+            if ($source !== []) {
+                $request = $request === [] ? $source : array_replace_recursive($request, $source);
+            }
+        }
+
+        return $request;
     }
 }

@@ -23,11 +23,17 @@ final class Request
     /** @var array<string, mixed>|null */
     private ?array $server = null;
 
+    /** @var array<string, true>|null temp paths of this request's uploads not moved yet */
+    private ?array $movable = null;
+    /** The raw body; read from bodyFile() on first use when the server spooled it to disk. */
+    public readonly string $body;
+
     /**
      * @param array<string, list<string>>         $headers canonical name => values
      * @param array<string|int, mixed>           $cookies decoded as PHP's $_COOKIE
      * @param list<array{0: string, 1: string}>   $form    multipart fields as [name, value]
      * @param list<array{0: string, 1: string, 2: string, 3: string, 4: int, 5: int}> $uploads
+     * @param string|null $bodyFile file holding the body instead of $body (owned by the server)
      */
     public function __construct(
         public readonly string $method = 'GET',
@@ -39,13 +45,43 @@ final class Request
         public readonly string $host = '',
         public readonly array $headers = [],
         public readonly array $cookies = [],
-        public readonly string $body = '',
+        string $body = '',
         public readonly array $form = [],
         public readonly array $uploads = [],
         public readonly bool $parsed = false,
         public readonly float $time = 0.0,
         public readonly string $scheme = 'http',
+        private readonly ?string $bodyFile = null,
     ) {
+        if ($bodyFile === null) {
+            $this->body = $body;
+        } else {
+            // Left uninitialised so the first read of $body reaches __get(), which loads the file.
+            unset($this->body);
+        }
+    }
+
+    public function __get(string $name): mixed
+    {
+        if ($name !== 'body') {
+            if (property_exists($this, $name)) {
+                throw new \Error('Cannot access private property ' . self::class . '::$' . $name);
+            }
+            trigger_error('Undefined property: ' . self::class . '::$' . $name, E_USER_WARNING);
+
+            return null;
+        }
+        $contents = @file_get_contents((string) $this->bodyFile);
+        if ($contents === false) {
+            throw new \RuntimeException("cannot read the request body from {$this->bodyFile}: " . (error_get_last()['message'] ?? 'unknown error'));
+        }
+
+        return $this->body = $contents;
+    }
+
+    public function __isset(string $name): bool
+    {
+        return $name === 'body';
     }
 
     /**
@@ -80,6 +116,7 @@ final class Request
                 $c['parsed'] ?? false,
                 microtime(true),
                 $c['scheme'] ?? 'http',
+                $c['body_file'] ?? null,
             );
         } catch (\TypeError $e) {
             throw new ProtocolException('HTTP context field has the wrong type: ' . $e->getMessage(), 0, $e);
@@ -115,8 +152,8 @@ final class Request
             $this->post = [];
             if ($this->parsed) {
                 $this->post = Form::fields($this->form);
-            } elseif ($this->body !== '' && $this->mediaType() === 'application/x-www-form-urlencoded') {
-                parse_str($this->body, $this->post);
+            } elseif ($this->mediaType() === 'application/x-www-form-urlencoded' && ($body = $this->body()) !== '') {
+                parse_str($body, $this->post);
             }
         }
 
@@ -155,9 +192,64 @@ final class Request
         return $this->header($name) !== null;
     }
 
-    public function cookie(string $name, ?string $default = null): ?string
+    /**
+     * A cookie as $_COOKIE holds it: a string, or an array for names like "a[k]" (look up
+     * "a"; nested names never appear as keys, exactly as in $_COOKIE).
+     *
+     * @return string|array<string|int, mixed>|null
+     */
+    public function cookie(string $name, string|array|null $default = null): string|array|null
     {
         return $this->cookies[$name] ?? $default;
+    }
+
+    /**
+     * The raw body. When the server spooled a large body to a file it is read once, here
+     * (or on first access to $body); use bodyFile() to stream it instead.
+     */
+    public function body(): string
+    {
+        return $this->body;
+    }
+
+    /**
+     * The file holding the body when the server spooled it to disk, else null. The server
+     * removes it after the answer: read it during the request.
+     */
+    public function bodyFile(): ?string
+    {
+        return $this->bodyFile;
+    }
+
+    /**
+     * Whether $path is the temp file of one of this request's uploads, not moved yet
+     * (PHP's is_uploaded_file() always says no in a worker: the server received the file).
+     */
+    public function isUploadedFile(string $path): bool
+    {
+        $this->movable ??= Form::tempPaths($this->uploads);
+
+        return isset($this->movable[$path]);
+    }
+
+    /**
+     * move_uploaded_file() for a worker: moves one of this request's uploads (its tmp_name)
+     * to $to, across filesystems too. Returns false, as PHP does, for any other path or a
+     * file already moved; a failed move also raises a warning naming both paths.
+     */
+    public function moveUploadedFile(string $from, string $to): bool
+    {
+        if (!$this->isUploadedFile($from)) {
+            return false;
+        }
+        if (!Form::move($from, $to)) {
+            trigger_error("Unable to move \"$from\" to \"$to\"", E_USER_WARNING);
+
+            return false;
+        }
+        unset($this->movable[$from]);
+
+        return true;
     }
 
     /**
@@ -210,9 +302,8 @@ final class Request
         if ($this->scheme === 'https') {
             $server['HTTPS'] = 'on'; // as nginx's fastcgi_params set it for FPM
         }
-        if ($serverPort !== '') {
-            $server['SERVER_PORT'] = $serverPort;
-        }
+        // The port the client addressed, else the scheme's: as the URI a PSR-7 request shows.
+        $server['SERVER_PORT'] = $serverPort !== '' ? $serverPort : ($this->scheme === 'https' ? '443' : '80');
         if ($this->host !== '') {
             $server['HTTP_HOST'] = $this->host;
         }

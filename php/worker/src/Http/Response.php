@@ -15,6 +15,8 @@ final class Response
     /** @var array<string, string> lower-case name => name as stored */
     private array $names = [];
     private int $status;
+    /** phrase for the status line, '' for the server's standard one */
+    private string $reason = '';
     /** Content-Type set by text()/html()/json() while it is still the only header, else null */
     private ?string $preset = null;
     /** @var array<int, array<string, string>> status => preset type => answer context */
@@ -69,14 +71,43 @@ final class Response
         return $this->status;
     }
 
-    public function status(int $status): self
+    /**
+     * @param string|null $reason a phrase for the status line; null keeps the current one
+     */
+    public function status(int $status, ?string $reason = null): self
     {
         if ($status < 100 || $status > 599) {
             throw new \InvalidArgumentException("HTTP status must be within 100..599, got $status");
         }
         $this->status = $status;
+        if ($reason !== null) {
+            $this->reason($reason);
+        }
 
         return $this;
+    }
+
+    /**
+     * Sets the status line's phrase ("" for the standard one). HTTP/2 and HTTP/3 have no
+     * phrase: clients on them never see it.
+     */
+    public function reason(string $reason): self
+    {
+        if (preg_match('/[\x00-\x08\x0A-\x1F\x7F]/', $reason) === 1) {
+            throw new \InvalidArgumentException('reason phrase contains a control character');
+        }
+        $this->reason = $reason;
+        $this->preset = null;
+
+        return $this;
+    }
+
+    /**
+     * The phrase set with reason(), or the standard one for the status.
+     */
+    public function getReason(): string
+    {
+        return $this->reason !== '' ? $this->reason : Status::reason($this->status);
     }
 
     /**
@@ -199,7 +230,8 @@ final class Response
     }
 
     /**
-     * The answer context of docs/protocol.md: {"status":200,"headers":{"Name":["v"]}}.
+     * The answer context of docs/protocol.md: {"status":200,"headers":{"Name":["v"]}}, plus
+     * "reason" and "raw_headers" when needed.
      */
     public function context(): string
     {
@@ -212,11 +244,37 @@ final class Response
         return $this->encodeContext();
     }
 
+    /**
+     * A value that is not UTF-8 cannot be a JSON string: it travels base64-encoded under
+     * "raw_headers" instead, and the server merges both maps (docs/protocol.md).
+     */
     private function encodeContext(): string
     {
-        return json_encode(
-            ['status' => $this->status, 'headers' => $this->headers === [] ? new \stdClass() : $this->headers],
-            JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR
-        );
+        $context = ['status' => $this->status];
+        if ($this->reason !== '' && $this->reason !== Status::reason($this->status)) {
+            $context['reason'] = $this->reason;
+        }
+        $context['headers'] = $this->headers === [] ? new \stdClass() : $this->headers;
+        $json = json_encode($context, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+        if ($json !== false) {
+            return $json;
+        }
+        $text = $raw = [];
+        foreach ($this->headers as $name => $values) {
+            foreach ($values as $value) {
+                if (preg_match('//u', $value) === 1) {
+                    $text[$name][] = $value;
+                } else {
+                    $raw[$name][] = base64_encode($value);
+                }
+            }
+        }
+        $context['headers'] = $text === [] ? new \stdClass() : $text;
+        if ($raw !== []) {
+            $context['raw_headers'] = $raw;
+        }
+
+        // The phrase has no byte-exact channel; invalid sequences in it become U+FFFD.
+        return json_encode($context, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR);
     }
 }

@@ -7,6 +7,7 @@ namespace Ferry\Worker\Psr7;
 use Ferry\Worker\Http\HttpWorker;
 use Ferry\Worker\Http\Request;
 use Ferry\Worker\Http\Response;
+use Ferry\Worker\Http\Status;
 use Nyholm\Psr7\ServerRequest;
 use Nyholm\Psr7\Stream;
 use Nyholm\Psr7\UploadedFile;
@@ -30,9 +31,13 @@ final class Psr7Worker
         self::loadNyholm();
     }
 
-    public static function create(?bool $fibers = null): self
+    /**
+     * @param bool $globals also fill the superglobals for each request, as HttpWorker::create()
+     *                      does (for code that reads $_SERVER & co. beside the PSR-7 request)
+     */
+    public static function create(?bool $fibers = null, bool $globals = false): self
     {
-        return new self(HttpWorker::create(false, $fibers));
+        return new self(HttpWorker::create($globals, $fibers));
     }
 
     public function http(): HttpWorker
@@ -83,22 +88,28 @@ final class Psr7Worker
 
     public static function toServerRequest(Request $request): ServerRequestInterface
     {
-        $protocol = $request->protocol;
-        $slash = strpos($protocol, '/');
-        $version = $slash === false ? '1.1' : substr($protocol, $slash + 1);
         $uri = $request->uri;
         if ($request->host !== '' && ($uri === '' || $uri[0] === '/')) {
-            // TLS may end at a proxy in front of Ferry: its X-Forwarded-Proto counts too.
-            $forwarded = strtolower($request->header('X-Forwarded-Proto') ?? '');
-            $scheme = $request->scheme === 'https' || $forwarded === 'https' ? 'https' : 'http';
-            $uri = $scheme . '://' . $request->host . $uri;
+            // The scheme is the gateway's alone: it already honoured X-Forwarded-Proto from
+            // trusted proxies (server.trusted_proxies), and anyone else may send that header.
+            $uri = ($request->scheme === 'https' ? 'https' : 'http') . '://' . $request->host . $uri;
+        }
+        $file = $request->bodyFile();
+        if ($file !== null) {
+            $stream = @fopen($file, 'rb');
+            if ($stream === false) {
+                throw new \RuntimeException("cannot open the request body file $file: " . (error_get_last()['message'] ?? 'unknown error'));
+            }
+            $body = Stream::create($stream);
+        } else {
+            $body = $request->body === '' ? null : Stream::create($request->body);
         }
         $psr = new ServerRequest(
             $request->method,
             $uri,
             $request->headers,
-            $request->body === '' ? null : Stream::create($request->body),
-            $version === '2.0' ? '2' : $version,
+            $body,
+            self::protocolVersion($request->protocol),
             $request->server(),
         );
         $psr = $psr->withQueryParams($request->query())->withCookieParams($request->cookies);
@@ -112,14 +123,39 @@ final class Psr7Worker
         return $psr;
     }
 
+    /**
+     * "HTTP/1.1" -> "1.1", "HTTP/1.0" -> "1.0"; from HTTP/2 on only the major number
+     * exists: "HTTP/2.0" and "HTTP/2" -> "2", "HTTP/3.0" -> "3".
+     */
+    public static function protocolVersion(string $protocol): string
+    {
+        $slash = strpos($protocol, '/');
+        $version = $slash === false ? '1.1' : substr($protocol, $slash + 1);
+        if (preg_match('/\A(\d+)(?:\.(\d+))?\z/', $version, $m) !== 1) {
+            return $version;
+        }
+        $major = (int) $m[1];
+
+        return $major >= 2 ? (string) $major : $major . '.' . (int) ($m[2] ?? 0);
+    }
+
     public static function fromResponse(ResponseInterface $response): Response
     {
         $body = $response->getBody();
         if ($body->isSeekable()) {
             $body->rewind();
         }
+        $status = $response->getStatusCode();
+        $answer = new Response($status, $response->getHeaders(), $body->getContents());
+        $reason = $response->getReasonPhrase();
+        // Only a phrase the application chose travels: not Go's standard one, nor the
+        // default the PSR-7 implementation fills in by itself (which is what withStatus()
+        // without a phrase gives).
+        if ($reason !== '' && $reason !== Status::reason($status) && $reason !== $response->withStatus($status)->getReasonPhrase()) {
+            $answer->reason($reason);
+        }
 
-        return new Response($response->getStatusCode(), $response->getHeaders(), $body->getContents());
+        return $answer;
     }
 
     /**
