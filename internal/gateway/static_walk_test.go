@@ -1,0 +1,187 @@
+package gateway
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Every HTTP test also runs with the os.Root walk, the path taken on kernels
+// without openat2.
+func init() {
+	staticVariants = append(staticVariants, struct {
+		name  string
+		apply func(*Static)
+	}{"walk", func(s *Static) { s.walk = true }})
+}
+
+func TestStaticUsesOpenat2WhereAvailable(t *testing.T) {
+	s := &Static{Dir: t.TempDir()}
+	r := s.docroot()
+	if r == nil {
+		t.Fatal("no docroot")
+	}
+	if r.root != nil {
+		t.Skip("this kernel refuses openat2; only the walk is in use")
+	}
+	if r.fd < 0 {
+		t.Fatal("neither openat2 nor the walk is set up")
+	}
+	if s.docroot() != r {
+		t.Error("the docroot was opened twice")
+	}
+}
+
+// openFilesUnder lists this process's descriptors that point beneath dir.
+func openFilesUnder(t *testing.T, dir string) []string {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	var open []string
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			open = append(open, target)
+		}
+	}
+	return open
+}
+
+// Every response, whatever its kind, closes the files it opened. The garbage
+// collector is held off: an *os.File's cleanup would otherwise close a leaked
+// descriptor and hide the leak.
+func TestStaticClosesEveryFile(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+		root := t.TempDir()
+		tree(t, root, map[string]string{"a.css": strings.Repeat("a", 50000), "a.css.gz": "gz", "a.css.br": "br"})
+		addr := start(&Static{Dir: root, Prefix: "/"})
+		etag := string(fetch(t, addr, "GET", "/a.css").Header.Peek("ETag"))
+		reqs := [][]string{
+			{"GET"}, {"HEAD"}, {"GET", "If-None-Match", etag}, {"GET", "Range", "bytes=5-9"},
+			{"GET", "Range", "bytes=99999-"}, {"GET", "If-Match", `"x"`}, {"GET", "Accept-Encoding", "gzip"},
+			{"GET", "Accept-Encoding", "br, gzip"}, {"HEAD", "Accept-Encoding", "br"},
+		}
+		for i := 0; i < 5; i++ {
+			for _, q := range reqs {
+				fetch(t, addr, q[0], "/a.css", q[1:]...)
+			}
+		}
+		// The server closes a body stream after writing it, which the client may
+		// see a moment before it happens.
+		deadline := time.Now().Add(10 * time.Second)
+		for open := openFilesUnder(t, root); len(open) > 0; open = openFilesUnder(t, root) {
+			if time.Now().After(deadline) {
+				t.Fatalf("still open after the responses: %q", open)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// With the access log on, responses are the same. Only static files are
+// requested: the Handler has no pool to fall through to.
+func TestStaticWithAccessLog(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "f.txt")
+	tree(t, root, map[string]string{"f.txt": "first", "f.txt.gz": "gz bytes"})
+	var logged lockedBuffer
+	h := New(nil, Options{AccessLog: true, Static: &Static{Dir: root, Prefix: "/"}, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	addr := listenStatic(t, h.Serve)
+	wantFile(t, fetch(t, addr, "GET", "/f.txt"), "first", "first")
+	if err := os.WriteFile(p, []byte("second, longer than the first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantFile(t, fetch(t, addr, "GET", "/f.txt"), "rewritten", "second, longer than the first")
+	if r := fetch(t, addr, "GET", "/f.txt", "Range", "bytes=0-5"); string(r.Body()) != "second" || r.StatusCode() != 206 {
+		t.Errorf("range: %d %q", r.StatusCode(), r.Body())
+	}
+	r := fetch(t, addr, "GET", "/f.txt", "Accept-Encoding", "gzip")
+	wantFile(t, r, "gzip", "gz bytes")
+	if r := fetch(t, addr, "HEAD", "/f.txt"); r.Header.ContentLength() != 29 || r.StatusCode() != 200 {
+		t.Errorf("HEAD: %d Content-Length %d", r.StatusCode(), r.Header.ContentLength())
+	}
+	if !strings.Contains(logged.String(), "status=206") {
+		t.Errorf("access log lacks the range request:\n%s", logged.String())
+	}
+}
+
+// The walk must hold the same line as openat2 on symlinks, component by
+// component: a link to a directory outside, chained links, a loop.
+func TestStaticResolversAgreeOnSymlinkChains(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	tree(t, dir, map[string]string{"out/x.txt": "outside", "root/in/x.txt": "inside"})
+	for name, target := range map[string]string{
+		"root/l1": "l2", "root/l2": "in", "root/outdir": "../out", "root/loop": "loop",
+		"root/in/up": "..", "root/in/upup": "../..", "root/chain": "in/up/in/x.txt",
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{
+		"l1/x.txt": "inside", "chain": "inside", "in/up/in/x.txt": "inside",
+		"outdir/x.txt": "", "loop": "", "in/upup/out/x.txt": "", "in/up/../out/x.txt": "",
+	}
+	for _, walk := range []bool{false, true} {
+		s := &Static{Dir: root, walk: walk}
+		for rel, content := range want {
+			got := ""
+			if f, _, err := s.docroot().open(rel); err == nil {
+				b, _ := io.ReadAll(f)
+				f.Close()
+				got = string(b)
+			}
+			if got != content {
+				t.Errorf("walk=%v %s: got %q, want %q", walk, rel, got, content)
+			}
+		}
+	}
+}
+
+func BenchmarkStaticServe(b *testing.B) {
+	root := b.TempDir()
+	tree(b, root, map[string]string{"a/b/c.css": strings.Repeat("x", 4096)})
+	for _, walk := range []bool{false, true} {
+		b.Run("walk="+strconv.FormatBool(walk), func(b *testing.B) {
+			s := &Static{Dir: root, Prefix: "/", walk: walk}
+			var ctx fasthttp.RequestCtx
+			for b.Loop() {
+				ctx.Request.SetRequestURI("/a/b/c.css")
+				if !s.serve(&ctx) {
+					b.Fatal("not served")
+				}
+				ctx.Response.Reset()
+			}
+		})
+	}
+}
