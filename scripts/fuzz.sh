@@ -24,4 +24,7 @@ fuzz() { # package target seconds
 
 fuzz ./internal/frame FuzzParse 10s &&
 fuzz ./internal/config FuzzParse 5s &&
-fuzz ./internal/gateway FuzzScanAnswer 5s
+fuzz ./internal/gateway FuzzScanAnswer 5s &&
+fuzz ./internal/gateway FuzzEncodeRequest 5s &&
+fuzz ./internal/gateway FuzzMultipart 5s &&
+fuzz ./internal/gateway FuzzStaticPath 5s

@@ -23,11 +23,9 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 	if path == "" {
 		return nil, nil
 	}
-	if c, err := net.Dial("unix", path); err == nil {
-		c.Close()
-		return nil, fmt.Errorf("admin socket %s is in use: is another ferry running here?", path)
+	if err := removeStaleSocket(path); err != nil {
+		return nil, err
 	}
-	os.Remove(path)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("admin socket: %w", err)
@@ -62,7 +60,7 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 		}
 		fmt.Fprintf(w, "ok: %d workers ready\n", ready)
 	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { writeMetrics(w, p.Workers()) })
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { writeMetrics(w, p.Workers(), p.Queued()) })
 	// Profiling stays on the private socket: `curl --unix-socket ferry.sock http://f/debug/pprof/profile`.
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -74,15 +72,42 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 	return srv, nil
 }
 
-func writeMetrics(w io.Writer, ws []pool.Info) {
+// removeStaleSocket clears the way for the admin socket: only a socket that
+// nobody listens on any more is removed. Any other file at that path is the
+// user's, and a mistyped admin.socket must not delete it.
+func removeStaleSocket(path string) error {
+	st, err := os.Lstat(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("admin socket: %w", err)
+	}
+	if st.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("admin socket %s: a file that is not a socket is in the way (%s); remove it or set admin.socket elsewhere", path, st.Mode().Type())
+	}
+	if c, err := net.Dial("unix", path); err == nil {
+		c.Close()
+		return fmt.Errorf("admin socket %s is in use: is another ferry running here?", path)
+	}
+	return os.Remove(path)
+}
+
+func writeMetrics(w io.Writer, ws []pool.Info, queued int) {
 	states := map[string]int{}
 	var jobs, writes, rss uint64
+	inflight := 0
 	for _, i := range ws {
 		states[i.State]++
 		jobs += i.Jobs
 		writes += i.Writes
 		rss += i.RSS
+		inflight += i.InFlight
 	}
+	fmt.Fprintln(w, "# TYPE ferry_jobs_queued gauge")
+	fmt.Fprintf(w, "ferry_jobs_queued %d\n", queued)
+	fmt.Fprintln(w, "# TYPE ferry_jobs_in_flight gauge")
+	fmt.Fprintf(w, "ferry_jobs_in_flight %d\n", inflight)
 	fmt.Fprintln(w, "# TYPE ferry_workers gauge")
 	for _, s := range []string{"starting", "ready", "working", "retiring", "stopping"} {
 		fmt.Fprintf(w, "ferry_workers{state=%q} %d\n", s, states[s])

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,18 +36,15 @@ func TestMain(m *testing.M) {
 type server struct {
 	url, admin, cfg string
 	cmd             *exec.Cmd
+	exited          chan struct{} // closed once the process has been waited for
 	mu              sync.Mutex
 	log             bytes.Buffer
 }
 
-func freePort(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+// anyPort lets ferry pick a free port itself; startFerry learns which one
+// from its "Ferry is serving on" line, so no other process can take it between
+// a probe and the server's listen.
+const anyPort = "127.0.0.1:0"
 
 // startFerry writes yaml (with %ADDR%, %ADMIN%, %DIR% filled in) and waits for
 // the server to accept requests.
@@ -56,13 +52,14 @@ func startFerry(t testing.TB, yaml string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	wd, _ := os.Getwd()
-	addr := freePort(t)
-	s := &server{url: "http://" + addr, admin: filepath.Join(dir, "admin.sock"), cfg: filepath.Join(dir, "ferry.yaml")}
+	addr := anyPort
+	s := &server{admin: filepath.Join(dir, "admin.sock"), cfg: filepath.Join(dir, "ferry.yaml")}
 	yaml = strings.NewReplacer("%ADDR%", addr, "%ADMIN%", s.admin, "%DIR%", wd).Replace(yaml)
 	if err := os.WriteFile(s.cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s.cmd = exec.Command(ferryBin, "serve", "-c", s.cfg)
+	s.exited = make(chan struct{})
 	stderr, _ := s.cmd.StderrPipe()
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -75,17 +72,22 @@ func startFerry(t testing.TB, yaml string) *server {
 			s.mu.Lock()
 			s.log.WriteString(sc.Text() + "\n")
 			s.mu.Unlock()
-			if strings.HasPrefix(sc.Text(), "Ferry is serving") {
-				once.Do(func() { close(ready) })
+			if rest, ok := strings.CutPrefix(sc.Text(), "Ferry is serving on "); ok {
+				once.Do(func() {
+					s.url, _, _ = strings.Cut(rest, " ")
+					close(ready)
+				})
 			}
 		}
 	}()
+	go func() {
+		s.cmd.Wait()
+		close(s.exited)
+	}()
 	t.Cleanup(func() {
 		s.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { s.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-s.exited:
 		case <-time.After(15 * time.Second):
 			s.cmd.Process.Kill()
 			t.Errorf("ferry did not stop within 15s after SIGTERM")

@@ -216,7 +216,7 @@ func TestHTTP503WhenNoWorkerFreesUp(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); get(t, s.url+"/sleep?ms=1500") }()
 	}
-	time.Sleep(200 * time.Millisecond)
+	until(t, "both workers busy", 10*time.Second, func() bool { return s.metric(t, "ferry_jobs_in_flight") == 2 })
 	resp, body := get(t, s.url+"/pid")
 	expectStatus(t, resp, body, 503)
 	if resp.Header.Get("Retry-After") == "" {
@@ -294,12 +294,13 @@ func TestReloadDuringRequestsLosesNone(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	until(t, "load before the reload", 10*time.Second, func() bool { return done.Load() >= 25 })
 	out, err := exec.Command(ferryBin, "reload", "-c", s.cfg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ferry reload: %v %s", err, out)
 	}
-	time.Sleep(300 * time.Millisecond)
+	after := done.Load()
+	until(t, "load after the reload", 10*time.Second, func() bool { return done.Load() >= after+25 })
 	close(stop)
 	wg.Wait()
 	if failed.Load() != 0 || done.Load() < 50 {
@@ -335,7 +336,7 @@ func TestBootFailureIsReadable(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(dir+"/broken.php", []byte("<?php\necho 'oops';\nfunction {\n"), 0o644)
 	cfg := dir + "/ferry.yaml"
-	os.WriteFile(cfg, []byte(fmt.Sprintf("server:\n  address: %q\nadmin:\n  socket: \"\"\npool:\n  command: [php, %s/broken.php]\n  num_workers: 1\n  allocate_timeout: 5s\n", freePort(t), dir)), 0o644)
+	os.WriteFile(cfg, []byte(fmt.Sprintf("server:\n  address: %q\nadmin:\n  socket: \"\"\npool:\n  command: [php, %s/broken.php]\n  num_workers: 1\n  allocate_timeout: 5s\n", anyPort, dir)), 0o644)
 	out, err := exec.Command(ferryBin, "serve", "-c", cfg).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "syntax error") {
 		t.Fatalf("want PHP's syntax error quoted, got %v: %s", err, out)

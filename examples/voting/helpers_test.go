@@ -77,9 +77,10 @@ type ferry struct {
 func startFerry(t testing.TB, tt *tarantool, fibers bool) *ferry {
 	t.Helper()
 	dir := t.TempDir()
-	port := freePort(t)
+	// Port 0: ferry picks a free port and names it in its first line, so no
+	// other process can take it between a probe and the listen.
 	cfg := fmt.Sprintf(`server:
-  address: 127.0.0.1:%d
+  address: 127.0.0.1:0
   static: {dir: %q}
 pool:
   command: [php, %q]
@@ -91,12 +92,12 @@ pool:
     VOTING_READ_TIMEOUT: "1"
 admin: {socket: %q}
 log: {level: warn}
-`, port, filepath.Join(exampleDir, "public"), filepath.Join(exampleDir, "worker.php"), fibers, tt.uri(), filepath.Join(dir, "admin.sock"))
+`, filepath.Join(exampleDir, "public"), filepath.Join(exampleDir, "worker.php"), fibers, tt.uri(), filepath.Join(dir, "admin.sock"))
 	cfgPath := filepath.Join(dir, "ferry.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := &ferry{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: exec.Command(ferryBin, "serve", "-c", cfgPath)}
+	f := &ferry{cmd: exec.Command(ferryBin, "serve", "-c", cfgPath)}
 	f.cmd.Dir = dir
 	stderr, _ := f.cmd.StderrPipe()
 	if err := f.cmd.Start(); err != nil {
@@ -110,8 +111,11 @@ log: {level: warn}
 			f.mu.Lock()
 			f.log.WriteString(sc.Text() + "\n")
 			f.mu.Unlock()
-			if strings.HasPrefix(sc.Text(), "Ferry is serving") {
-				once.Do(func() { close(ready) })
+			if rest, ok := strings.CutPrefix(sc.Text(), "Ferry is serving on "); ok {
+				once.Do(func() {
+					f.url, _, _ = strings.Cut(rest, " ")
+					close(ready)
+				})
 			}
 		}
 	}()

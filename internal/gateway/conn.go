@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -39,6 +40,9 @@ type conn struct {
 	remote              string // RemoteAddr().String(), for every request's context
 	readWant, readSet   atomic.Int64
 	writeWant, writeSet atomic.Int64
+	linger              atomic.Bool // set when the server answered before reading the whole request
+	head                headCheck
+	gone                clientGone // the running request's job context
 }
 
 func unixNano(t time.Time) int64 {
@@ -88,8 +92,17 @@ func rearm(err error, want, set *atomic.Int64, arm func(time.Time) error) bool {
 }
 
 func (c *conn) Read(b []byte) (int, error) {
+	if c.head.bad {
+		// fasthttp waits for a colon that will never come; the header block
+		// is complete, so the request is malformed now, not at the timeout.
+		c.head.bad = false
+		return 0, errMalformedHeader
+	}
 	for {
 		n, err := c.TCPConn.Read(b)
+		if n > 0 {
+			c.head.scan(b[:n])
+		}
 		if n > 0 || err == nil || !rearm(err, &c.readWant, &c.readSet, c.TCPConn.SetReadDeadline) {
 			return n, err
 		}
@@ -97,6 +110,9 @@ func (c *conn) Read(b []byte) (int, error) {
 }
 
 func (c *conn) Write(b []byte) (int, error) {
+	if !bytes.HasPrefix(b, []byte("HTTP/1.1 100 ")) { // the body follows a 100 Continue, not headers
+		c.head.arm()
+	}
 	written := 0
 	for {
 		n, err := c.TCPConn.Write(b[written:])
@@ -107,13 +123,45 @@ func (c *conn) Write(b []byte) (int, error) {
 	}
 }
 
+// ReadFrom is where a static file leaves by sendfile(2). It must honour the
+// lazy write deadline like Write: a deadline armed for an earlier response
+// on the connection may fire mid-file and only needs re-arming. A reader the
+// kernel cannot send from goes through Write.
+func (c *conn) ReadFrom(r io.Reader) (int64, error) {
+	if !sendfileable(r) {
+		return io.Copy(struct{ io.Writer }{c}, r)
+	}
+	var total int64
+	for {
+		n, err := c.TCPConn.ReadFrom(r) // the file offset and the limit move with what was sent
+		total += n
+		if err == nil || !rearm(err, &c.writeWant, &c.writeSet, c.TCPConn.SetWriteDeadline) {
+			return total, err
+		}
+	}
+}
+
+func sendfileable(r io.Reader) bool {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		r = lr.R
+	}
+	_, ok := r.(*os.File)
+	return ok
+}
+
 // Close behaves like nginx's lingering close: when the server gives up on a
 // request early (a body over max_body_size, headers over max_header_size) the
 // client is usually still sending, and a plain close turns the unread bytes
 // into a TCP reset that destroys the 413/431 before the client reads it.
 // Closing the write side first and draining what is still arriving, for a
 // bounded time and amount, lets the response through.
+//
+// Only such a connection lingers: an idle keep-alive connection closed at
+// shutdown must go at once, or it holds the drain for its whole idle timeout.
 func (c *conn) Close() error {
+	if !c.linger.Load() {
+		return c.TCPConn.Close()
+	}
 	if err := c.TCPConn.CloseWrite(); err != nil {
 		return c.TCPConn.Close()
 	}

@@ -12,8 +12,10 @@ package gateway
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -28,11 +30,15 @@ type Executor interface {
 
 // Options tune a Handler.
 type Options struct {
-	Debug     bool // error details in error bodies
-	AccessLog bool
-	TempDir   string // for uploads; "" = os.TempDir()
-	Static    *Static
-	Logger    *slog.Logger
+	Debug          bool // error details in error bodies
+	AccessLog      bool
+	MaxHeaders     int   // header lines per request; 431 beyond
+	MaxBodySize    int64 // 413 beyond
+	BodyBufferSize int64 // bodies above this are spooled to Uploads.Dir
+	Uploads        UploadLimits
+	TrustedProxies []netip.Prefix
+	Static         *Static
+	Logger         *slog.Logger
 }
 
 // Handler sends requests to the pool.
@@ -47,6 +53,24 @@ func New(exec Executor, opt Options) *Handler {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
+	if opt.MaxHeaders <= 0 {
+		opt.MaxHeaders = 100
+	}
+	if opt.MaxBodySize <= 0 {
+		opt.MaxBodySize = 8 << 20
+	}
+	if opt.Uploads.MaxDiskBytes <= 0 {
+		opt.Uploads.MaxDiskBytes = opt.MaxBodySize
+	}
+	if opt.Uploads.MaxFieldBytes <= 0 {
+		opt.Uploads.MaxFieldBytes = opt.MaxBodySize
+	}
+	if opt.Uploads.MaxParts <= 0 {
+		opt.Uploads.MaxParts = 1000
+	}
+	if opt.Uploads.MaxHeaderBytes <= 0 {
+		opt.Uploads.MaxHeaderBytes = 16 << 10
+	}
 	return &Handler{exec: exec, opt: opt, log: opt.Logger}
 }
 
@@ -58,33 +82,58 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
 		defer func() {
 			h.log.Info("access", "method", string(ctx.Method()), "uri", string(ctx.RequestURI()),
-				"status", ctx.Response.StatusCode(), "bytes", len(ctx.Response.Body()),
+				"status", ctx.Response.StatusCode(), "bytes", ctx.Response.Header.ContentLength(),
 				"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
 		}()
 	}
+	if r := checkRequest(ctx, h.opt.MaxHeaders); r != nil {
+		h.reject(ctx, r.status, r.msg)
+		return
+	}
 	if h.opt.Static.serve(ctx) {
+		h.discardBody(ctx)
+		return
+	}
+	b, err := h.readBody(ctx)
+	defer b.release()
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		h.reject(ctx, fasthttp.StatusRequestEntityTooLarge, "request body larger than max_body_size")
+		return
+	case err != nil:
+		h.reject(ctx, fasthttp.StatusBadRequest, "request body could not be read")
+		h.log.Debug("request body could not be read", "uri", string(ctx.RequestURI()), "error", err)
 		return
 	}
 	var (
-		body   = ctx.PostBody()
 		form   [][2]string
 		files  []upload
 		parsed bool
+		data   = b.mem
 	)
 	if boundary := multipartBoundary(ctx.Request.Header.ContentType()); boundary != "" {
-		var err error
 		parsed = true
-		form, files, err = readMultipart(body, boundary, h.opt.TempDir)
+		form, files, err = h.multipart(&b, boundary)
 		defer removeUploads(files)
 		if err != nil {
-			h.fail(ctx, fasthttp.StatusBadRequest, "malformed multipart body", err)
+			var le *LimitError
+			switch {
+			case errors.As(err, &le):
+				h.reject(ctx, le.Status(), le.Error())
+			case errors.Is(err, errMalformed):
+				h.reject(ctx, fasthttp.StatusBadRequest, "malformed multipart body")
+			default:
+				h.fail(ctx, fasthttp.StatusInternalServerError, "uploads could not be stored", err)
+			}
 			return
 		}
-		body = nil
+		data = nil
 	}
 	bp := bufs.Get().(*[]byte)
-	jobCtx := encodeRequest((*bp)[:0], ctx, form, files, parsed)
-	res, err := h.exec.Exec(ctx, jobCtx, body)
+	jobCtx := h.encodeRequest((*bp)[:0], ctx, form, files, parsed, b.file)
+	gone := jobContext(ctx.Conn())
+	res, err := h.exec.Exec(gone, jobCtx, data)
+	gone.release()
 	if cap(jobCtx) <= 64<<10 {
 		*bp = jobCtx[:0]
 		bufs.Put(bp)
@@ -95,8 +144,42 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	}
 	if err := writeAnswer(&ctx.Response, res.Context, res.Body); err != nil {
 		ctx.Response.Reset()
-		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent a malformed response", err)
+		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
 	}
+}
+
+func (h *Handler) multipart(b *body, boundary string) ([][2]string, []upload, error) {
+	r, done, err := b.reader()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
+	return readMultipart(r, boundary, h.opt.Uploads)
+}
+
+// discardBody reads what a request answered without PHP still carries, so
+// the connection stays usable; a body too large to drain closes it instead.
+func (h *Handler) discardBody(ctx *fasthttp.RequestCtx) {
+	src := ctx.RequestBodyStream()
+	if src == nil {
+		return
+	}
+	if n, _ := io.Copy(io.Discard, io.LimitReader(src, h.opt.MaxBodySize+1)); n > h.opt.MaxBodySize {
+		ctx.SetConnectionClose()
+	}
+}
+
+// reject answers a request PHP never sees and closes the connection, lingering
+// so the answer is read before the unread request bytes reset it.
+func (h *Handler) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
+	ctx.SetConnectionClose()
+	if c, ok := ctx.Conn().(*conn); ok {
+		c.linger.Store(true)
+	}
+	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
+	ctx.SetContentType("text/plain; charset=utf-8")
+	ctx.SetStatusCode(status)
+	ctx.SetBodyString(msg + "\n")
 }
 
 // execFailed maps pool errors to statuses: the client learns whether to retry.
@@ -110,10 +193,11 @@ func (h *Handler) execFailed(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, pool.ErrNoWorker), errors.Is(err, pool.ErrQueueFull), errors.Is(err, pool.ErrClosed):
 		ctx.Response.Header.Set("Retry-After", "1")
 		h.fail(ctx, fasthttp.StatusServiceUnavailable, "no worker available, retry shortly", err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		// The server is shutting down while the request waited for a worker.
-		ctx.Response.Header.Set("Retry-After", "1")
-		h.fail(ctx, fasthttp.StatusServiceUnavailable, "server shutting down, retry shortly", nil)
+	case errors.Is(err, context.Canceled):
+		// The client closed its connection while the job waited for a
+		// worker: the job was dropped and nobody reads an answer (nginx's 499).
+		ctx.SetConnectionClose()
+		h.fail(ctx, 499, "client closed the request", nil)
 	case errors.As(err, &je):
 		h.fail(ctx, fasthttp.StatusInternalServerError, "internal server error", err)
 	default:
@@ -140,7 +224,14 @@ func (h *Handler) fail(ctx *fasthttp.RequestCtx, status int, msg string, err err
 func ProtocolError(ctx *fasthttp.RequestCtx, err error) {
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error
+	if c, ok := ctx.Conn().(*conn); ok {
+		// The request was not read to its end: let the answer through
+		// before the unread bytes make the close a reset.
+		c.linger.Store(true)
+	}
 	switch {
+	case errors.Is(err, errMalformedHeader):
+		ctx.Error("malformed HTTP request: a header line without a colon\n", fasthttp.StatusBadRequest)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		ctx.Error("request body larger than max_body_size\n", fasthttp.StatusRequestEntityTooLarge)
 	case errors.As(err, &small):

@@ -7,26 +7,32 @@ import (
 )
 
 // upload is one spooled file part, sent as [field, client name, type, path, error, size].
+// name is the file name as the client sent it, directories included (PHP's
+// full_path); errCode is PHP's UPLOAD_ERR_* value (4 for an empty file input).
 type upload struct {
 	field, name, ctype, path string
 	size                     int64
+	errCode                  int
 }
 
 // encodeRequest builds the job context described in docs/protocol.md. Fields
 // holding their documented default (no query, HTTP/1.1, http, no cookies, no
 // multipart) are left out: unserialize() then builds a smaller array, about
 // 40% less of the worker's decoding time on a plain GET.
-func encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files []upload, parsed bool) []byte {
+func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files []upload, parsed bool, bodyFile string) []byte {
 	req := &ctx.Request
 	query := req.URI().QueryString()
 	protocol := req.Header.Protocol()
 	http11 := string(protocol) == "HTTP/1.1"
-	tls := ctx.IsTLS()
+	remote, host, tls := remoteAddr(ctx), req.Host(), ctx.IsTLS()
+	if len(h.opt.TrustedProxies) > 0 {
+		remote, host, tls = h.forwarded(ctx, remote, host, tls)
+	}
 	var cookieArr [32][2][]byte
 	cookies := collectCookies(cookieArr[:0], &req.Header)
 
 	n := 6 // method, uri, path, remote_addr, host, headers
-	for _, present := range [...]bool{len(query) > 0, !http11, tls, len(cookies) > 0, len(form) > 0, len(files) > 0, parsed} {
+	for _, present := range [...]bool{len(query) > 0, !http11, tls, len(cookies) > 0, len(form) > 0, len(files) > 0, parsed, bodyFile != ""} {
 		if present {
 			n++
 		}
@@ -41,8 +47,8 @@ func encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files
 	if !http11 {
 		b = b.key(`s:8:"protocol";`).bytes(protocol)
 	}
-	b = b.key(`s:11:"remote_addr";`).str(remoteAddr(ctx))
-	b = b.key(`s:4:"host";`).bytes(req.Host())
+	b = b.key(`s:11:"remote_addr";`).str(remote)
+	b = b.key(`s:4:"host";`).bytes(host)
 	if tls {
 		b = b.key(`s:6:"scheme";s:5:"https";`)
 	}
@@ -65,12 +71,15 @@ func encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files
 		b = b.key(`s:5:"files";`).open(len(files))
 		for i, f := range files {
 			b = b.int(int64(i)).open(6).int(0).str(f.field).int(1).str(f.name).int(2).str(f.ctype).
-				int(3).str(f.path).int(4).int(0).int(5).int(f.size).close()
+				int(3).str(f.path).int(4).int(int64(f.errCode)).int(5).int(f.size).close()
 		}
 		b = b.close()
 	}
 	if parsed {
 		b = b.key(`s:6:"parsed";b:1;`)
+	}
+	if bodyFile != "" {
+		b = b.key(`s:9:"body_file";`).str(bodyFile)
 	}
 	return b.close()
 }
@@ -83,14 +92,21 @@ func remoteAddr(ctx *fasthttp.RequestCtx) string {
 	return ctx.RemoteAddr().String()
 }
 
-// appendHeaders groups repeated headers into lists. fasthttp visits each line
-// separately; requests carry a few dozen headers at most, so a quadratic
-// grouping over a stack array beats building a map.
+// smallGroup is where grouping by comparing with every earlier entry stops
+// being cheaper than a map. Past it the cost must stay linear: a request may
+// carry thousands of empty headers or cookies within the size limits.
+const smallGroup = 16
+
+// appendHeaders groups repeated headers into lists, in first-seen order.
+type kv struct{ k, v []byte }
+
 func appendHeaders(b phpArray, h *fasthttp.RequestHeader) phpArray {
-	type kv struct{ k, v []byte }
 	var arr [48]kv
 	all := arr[:0]
 	h.VisitAll(func(k, v []byte) { all = append(all, kv{k, v}) })
+	if len(all) > smallGroup {
+		return appendHeadersMap(b, all)
+	}
 	distinct := 0
 	for i := range all {
 		if first(all, i, func(a, c kv) bool { return bytes.Equal(a.k, c.k) }) {
@@ -121,6 +137,27 @@ func appendHeaders(b phpArray, h *fasthttp.RequestHeader) phpArray {
 	return b.close()
 }
 
+func appendHeadersMap(b phpArray, all []kv) phpArray {
+	groups := make(map[string][]int, len(all))
+	var order []string
+	for i, e := range all {
+		k := string(e.k)
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	b = b.open(len(order))
+	for _, k := range order {
+		b = b.str(k).open(len(groups[k]))
+		for n, i := range groups[k] {
+			b = b.int(int64(n)).bytes(all[i].v)
+		}
+		b = b.close()
+	}
+	return b.close()
+}
+
 func first[T any](all []T, i int, eq func(a, b T) bool) bool {
 	for j := 0; j < i; j++ {
 		if eq(all[j], all[i]) {
@@ -133,13 +170,29 @@ func first[T any](all []T, i int, eq func(a, b T) bool) bool {
 // collectCookies gathers what becomes $_COOKIE: the first occurrence of a
 // name wins, as in PHP; values stay raw (PHP urldecodes them, as under FPM).
 func collectCookies(all [][2][]byte, h *fasthttp.RequestHeader) [][2][]byte {
+	var seen map[string]struct{}
 	h.VisitAllCookie(func(k, v []byte) {
 		if len(k) == 0 {
+			return
+		}
+		if seen != nil {
+			if _, dup := seen[string(k)]; dup {
+				return
+			}
+			seen[string(k)] = struct{}{}
+			all = append(all, [2][]byte{k, v})
 			return
 		}
 		all = append(all, [2][]byte{k, v})
 		if !first(all, len(all)-1, func(a, b [2][]byte) bool { return bytes.Equal(a[0], b[0]) }) {
 			all = all[:len(all)-1]
+			return
+		}
+		if len(all) == smallGroup {
+			seen = make(map[string]struct{}, 2*smallGroup)
+			for _, c := range all {
+				seen[string(c[0])] = struct{}{}
+			}
 		}
 	})
 	return all

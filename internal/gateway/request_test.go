@@ -11,6 +11,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+var testHandler = New(nil, Options{})
+
 // wrkRequest is what the hello benchmark sends.
 const wrkRequest = "GET / HTTP/1.1\r\nHost: 127.0.0.1:8181\r\n\r\n"
 
@@ -30,7 +32,7 @@ func BenchmarkEncodeRequest(b *testing.B) {
 	buf := make([]byte, 0, 2048)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = encodeRequest(buf[:0], ctx, nil, nil, false)
+		buf = testHandler.encodeRequest(buf[:0], ctx, nil, nil, false, "")
 	}
 }
 
@@ -75,7 +77,7 @@ func TestEncodedRequestUnserializesInPHP(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			enc := encodeRequest(nil, requestCtx(t, c.raw), c.form, c.files, c.parsed)
+			enc := testHandler.encodeRequest(nil, requestCtx(t, c.raw), c.form, c.files, c.parsed, "")
 			if got := unserializeInPHP(t, enc); got != c.want {
 				t.Fatalf("PHP decoded\n%s\nwant\n%s", got, c.want)
 			}

@@ -174,11 +174,14 @@ func (s *scanner) headers(resp *fasthttp.Response) bool {
 		if !ok || !s.lit(':') || !s.lit('[') {
 			return false
 		}
+		if !validName(k) {
+			return false
+		}
 		key := string(k) // k may live in the scratch buffer
 		if !s.lit(']') {
 			for {
 				v, ok := s.str()
-				if !ok {
+				if !ok || !validValue(v) {
 					return false
 				}
 				resp.Header.AddBytesV(key, v)

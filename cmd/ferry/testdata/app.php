@@ -27,6 +27,7 @@ $worker->run(static function (Request $r) use (&$counter): Response {
                 'post' => (object)$r->post(), 'files' => (object)$files, 'cookies' => (object)$r->cookies,
                 'headers' => (object)$r->headers,
                 'body' => $r->body, 'protocol' => $r->protocol, 'remote' => $r->remoteAddr, 'host' => $r->host,
+                'scheme' => $r->scheme,
             ]);
         case '/headers':
             return Response::text("multi\n")
@@ -51,6 +52,9 @@ $worker->run(static function (Request $r) use (&$counter): Response {
             return Response::text(($status !== false && $status['opcache_enabled'] ? 'opcache on' : 'opcache off') . ", $pre");
         case '/pid':
             return Response::text((string)getmypid());
+        case '/alloc':
+            $keep = str_repeat('x', (int)($r->query()['mb'] ?? 0) << 20);
+            return Response::text((string)strlen($keep));
         case '/big':
             return Response::text(str_repeat('x', (int)($r->query()['n'] ?? 0)));
     }

@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// ServerLimits are the front's timeouts and connection limits (server.* in
+// docs/config.md). Zero durations mean no limit.
+type ServerLimits struct {
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration // the body, once the headers are in
+	WriteTimeout      time.Duration // writing the answer
+	IdleTimeout       time.Duration // 0 = ReadTimeout
+	MaxHeaderSize     int           // bytes of the header block; 431 beyond
+	MaxConnections    int           // 0 = no limit
+	Logger            fasthttp.Logger
+}
+
+// Server returns the fasthttp server that feeds h. Serve it on Listener(ln).
+func (h *Handler) Server(l ServerLimits) *fasthttp.Server {
+	idle := l.IdleTimeout
+	if idle == 0 {
+		idle = l.ReadTimeout
+	}
+	conc := l.MaxConnections
+	if conc == 0 {
+		conc = 1 << 30
+	}
+	srv := &fasthttp.Server{
+		Handler:            h.Serve,
+		Name:               "ferry",
+		ReadTimeout:        l.ReadTimeout,
+		WriteTimeout:       l.WriteTimeout,
+		IdleTimeout:        idle,
+		MaxRequestBodySize: int(h.opt.MaxBodySize),
+		ReadBufferSize:     l.MaxHeaderSize,
+		Concurrency:        conc,
+		// The handler reads bodies itself, spooling large ones to disk, and
+		// one multipart parser enforces the upload limits.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		Logger:                       l.Logger,
+		ErrorHandler:                 ProtocolError,
+		CloseOnShutdown:              true,
+	}
+	if l.ReadHeaderTimeout > 0 && (l.ReadTimeout == 0 || l.ReadHeaderTimeout < l.ReadTimeout) {
+		// The header must arrive within read_header_timeout (slowloris); once it
+		// has, the body gets read_timeout.
+		srv.ReadTimeout = l.ReadHeaderTimeout
+		srv.HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{ReadTimeout: l.ReadTimeout}
+		}
+	}
+	return srv
+}
