@@ -2,7 +2,8 @@
 
 declare(strict_types=1);
 
-// The smallest Ferry HTTP worker. Nothing may be printed before run(): STDOUT is the relay.
+// The smallest Ferry HTTP worker. The relay is on descriptors 3 and 4: what the app prints
+// outside a request goes to the server log.
 require __DIR__ . '/../../php/worker/autoload.php';
 
 use Ferry\Worker\Http\HttpWorker;
