@@ -3,6 +3,7 @@ package pool
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
 )
@@ -11,7 +12,7 @@ import (
 // fails exactly the jobs the worker still held.
 //
 // Answers are taken a batch at a time, as the worker wrote them: the batch is
-// accounted for under one lock, the frames held for the worker leave before
+// accounted for under one lock, the jobs held for the worker leave before
 // anyone is woken (the worker is about to read again and should not wait for
 // the deliveries), and then the waiting jobs get their results.
 func (w *Worker) readLoop() {
@@ -43,29 +44,32 @@ func (w *Worker) readLoop() {
 		}
 		owner = w.settle(batch, owner[:0])
 		w.deliver(batch, owner)
+		w.answeredBatch(len(batch))
 		clear(batch)
 		batch = batch[:0]
 	}
-	w.mu.Lock()
-	w.dead = true // nothing more is written to it
-	w.mu.Unlock()
-	w.deliver(batch, w.settle(batch, owner[:0])) // answers read before the failure
+	w.pool.lost(w, w.answered+len(batch) > 0)
+	owner = w.settle(batch, owner[:0]) // answers read before the failure
+	w.deliver(batch, owner)
+	w.answeredBatch(len(batch))
 	w.mu.Lock()
 	held := w.inflight
 	w.inflight = nil
+	w.addUnsent(-len(w.pending))
+	clear(w.pending)
+	w.pending = nil
 	failed := make(map[*job]error, len(held))
-	for id, j := range held {
+	for _, j := range held {
 		switch {
-		case j.timedOut.Load():
+		case j.timedOut:
 			failed[j] = ErrExecTimeout
-		case w.unsentLocked(id):
+		case !j.sent:
 			failed[j] = errUnsent // Exec runs it on another worker
 		default:
 			failed[j] = ErrCrashed
 		}
 	}
 	w.mu.Unlock()
-	w.pool.lost(w)
 	w.kill()
 	lostJobs := 0
 	for j, err := range failed {
@@ -79,8 +83,25 @@ func (w *Worker) readLoop() {
 	w.pool.gone(w, cause, lostJobs)
 }
 
+// answeredBatch notes n answers; the first one shows the worker can serve,
+// which ends a run of failed starts.
+func (w *Worker) answeredBatch(n int) {
+	if n == 0 {
+		return
+	}
+	w.out.jobDone()
+	if w.answered == 0 {
+		w.pool.healthy()
+	}
+	w.answered += n
+}
+
 // settle takes the answered jobs out of the job table, appending each answer's
-// job (nil if unknown) to owner, and sends the frames held meanwhile.
+// job (nil if unknown) to owner, and sends the jobs held meanwhile.
+//
+// A sequential worker that has answered all it was sent is free now, while
+// the jobs held for busy workers wait for those to finish what they run, maybe
+// a slow job: it takes them over first, so they leave in this write.
 func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 	w.mu.Lock()
 	for _, f := range batch {
@@ -92,17 +113,30 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 		}
 		owner = append(owner, j)
 	}
-	switch {
-	case len(w.pending) == 0 || w.writing || w.dead:
+	var took time.Duration
+	var batchN int
+	if len(batch) > 0 && !w.pool.opt.Concurrent {
+		took, batchN = w.batchDoneLocked()
+		// Recorded after this worker's next write is decided: the jobs held
+		// meanwhile were sized by what the pool knew when they arrived.
+		defer w.pool.observeBatch(took, batchN)
+	}
+	if len(batch) > 0 && w.sent == 0 && !w.dead && !w.pool.opt.Concurrent && w.pool.unsent.Load() > int64(w.unsent.Load()) {
 		w.mu.Unlock()
-	case w.sent == 0 && len(w.pending) <= smallWrite:
+		w.pool.steal(w)
+		w.mu.Lock()
+	}
+	switch {
+	case w.writing || w.dead || !w.dirtyLocked():
+		w.mu.Unlock()
+	case w.sent == 0 && w.held+len(w.extra) <= smallWrite:
 		// The worker has answered all it was sent, so it has read all of it:
 		// a small write fits in the empty pipe or socket buffer.
 		w.writing = true
 		if !w.writeOnceLocked() {
 			return owner // the kill ends the stream
 		}
-		if len(w.pending) == 0 {
+		if !w.dirtyLocked() || !w.moreLocked() {
 			w.writing = false
 			w.mu.Unlock()
 			return owner

@@ -1,10 +1,11 @@
 package pool
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 )
 
 func fiberPool(t *testing.T, o Options, maxConcurrency int) *Pool {
@@ -15,20 +16,20 @@ func fiberPool(t *testing.T, o Options, maxConcurrency int) *Pool {
 }
 
 func TestFiberAnswersComeBackOutOfOrder(t *testing.T) {
+	// The second job is answered while the first still runs on the same worker.
 	p := fiberPool(t, Options{NumWorkers: 1, Pipeline: 8}, 8)
-	slow := make(chan time.Time, 1)
-	go func() { must(t, p, "sleep:400"); slow <- time.Now() }()
-	time.Sleep(50 * time.Millisecond)
-	start := time.Now()
+	g := newGate(t)
+	slow := start(p, context.Background(), g.job("hold"))
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
 	if got := must(t, p, "sleep:10"); got != "slept 10" {
 		t.Fatal(got)
 	}
-	fast := time.Now()
-	if fast.Sub(start) > 300*time.Millisecond {
-		t.Fatalf("the short job waited %v behind the long one on the same worker", fast.Sub(start))
-	}
-	if s := <-slow; !s.After(fast) {
+	if slow.finished() {
 		t.Fatal("the long job finished first")
+	}
+	g.open(t)
+	if c := slow.wait(); c.err != nil || c.out != "released" {
+		t.Fatalf("%q, %v", c.out, c.err)
 	}
 }
 
@@ -85,31 +86,27 @@ func TestRetirementWithJobsInFlight(t *testing.T) {
 }
 
 func TestFiberCrashFailsOnlyHeldJobs(t *testing.T) {
+	// Least-loaded routing puts s1 and s3 on one worker and s2 on the other,
+	// where the crash then goes: it takes s2 with it, and only s2.
 	p := fiberPool(t, Options{NumWorkers: 2, Pipeline: 4}, 8)
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body := "sleep:100"
-			if i == 0 {
-				time.Sleep(20 * time.Millisecond)
-				body = "crash"
-			}
-			_, errs[i] = run(t, p, body)
-		}()
+	g := newGate(t)
+	var sleeps []*call
+	for i := range 3 {
+		sleeps = append(sleeps, start(p, context.Background(), g.job("hold")))
+		waitCounts(t, p, jobCounts{held: i + 1, sent: i + 1})
 	}
-	wg.Wait()
-	failed := 0
-	for _, err := range errs {
-		if err != nil {
-			failed++
+	if err := start(p, context.Background(), "crash").wait().err; !errors.Is(err, ErrCrashed) {
+		t.Fatalf("crash job: %v", err)
+	}
+	g.open(t)
+	for i, c := range sleeps {
+		c.wait()
+		if i == 1 && !errors.Is(c.err, ErrCrashed) {
+			t.Errorf("s2, on the crashed worker: %v, want ErrCrashed", c.err)
 		}
-	}
-	// The crashing worker held at most its pipeline depth of jobs; the other worker's are untouched.
-	if errs[0] == nil || failed > 4 {
-		t.Fatalf("crash failed %d jobs (errs %v), want the crash job and at most the 3 others it held", failed, errs)
+		if i != 1 && (c.err != nil || c.out != "released") {
+			t.Errorf("s%d, on the other worker: %q, %v", i+1, c.out, c.err)
+		}
 	}
 	must(t, p, "echo:after")
 }

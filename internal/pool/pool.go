@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ferry-php/ferry/internal/relay"
@@ -23,15 +24,21 @@ type Pool struct {
 	mu        sync.Mutex
 	workers   []*Worker
 	waitq     []*waiter
-	gen       int
+	gen       int // the generation kept at NumWorkers
+	lastGen   int // the newest generation started, maybe still booting
 	closed    bool
-	failures  int // consecutive boot failures, for backoff
+	stopping  bool         // drained (or out of time): the workers are being stopped
+	active    int          // jobs accepted by Exec and not finished; Shutdown waits for them
+	unsent    atomic.Int64 // jobs held for sequential workers, not written yet
+	jobNanos  atomic.Int64 // measured time per job on sequential workers (see batchLimit)
+	failures  int          // consecutive failed starts, for backoff
 	nextSpawn time.Time
 	live      sync.WaitGroup
 	stopOnce  sync.Once
+	reloads   reloads
 
 	kick    chan struct{}
-	done    chan struct{} // closed when Shutdown starts
+	drained chan struct{} // closed when the workers start stopping
 	stopped chan struct{} // closed when every worker is gone
 }
 
@@ -39,6 +46,7 @@ type Pool struct {
 type waiter struct {
 	ch    chan grant
 	since time.Time
+	j     *job
 }
 
 type grant struct {
@@ -59,7 +67,7 @@ func New(opt Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opt: opt, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	p := &Pool{opt: opt, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), drained: make(chan struct{}), stopped: make(chan struct{})}
 	p.mu.Lock()
 	ws := p.addGenerationLocked(0)
 	p.mu.Unlock()
@@ -110,14 +118,12 @@ func (p *Pool) boot(w *Worker) error {
 	if err != nil {
 		p.setState(w, Errored)
 		p.removeLocked(w)
-		p.failures++
-		p.nextSpawn = time.Now().Add(p.backoffLocked())
+		p.failedStartLocked()
 		p.live.Done()
 		return err
 	}
-	p.failures = 0
 	go w.readLoop()
-	if p.closed {
+	if p.stopping {
 		p.setState(w, Stopping)
 		go w.stop()
 		return nil
@@ -127,6 +133,21 @@ func (p *Pool) boot(w *Worker) error {
 	p.log.Info("worker ready", "pid", w.pid, "boot", time.Since(w.created).Round(time.Millisecond))
 	p.dispatchLocked()
 	return nil
+}
+
+// failedStartLocked counts a worker that died before it answered a job, in
+// the handshake or after it, and delays the next start: a worker that crashes
+// as soon as it is up must not be restarted in a tight loop.
+func (p *Pool) failedStartLocked() {
+	p.failures++
+	p.nextSpawn = time.Now().Add(p.backoffLocked())
+}
+
+// healthy is called when a worker answers its first job.
+func (p *Pool) healthy() {
+	p.mu.Lock()
+	p.failures = 0
+	p.mu.Unlock()
 }
 
 func (p *Pool) backoffLocked() time.Duration {
@@ -156,140 +177,6 @@ func (p *Pool) removeLocked(w *Worker) {
 	}
 }
 
-// Exec runs one job and returns the worker's answer. A job that could not be
-// written to a worker (it died first, or while the job waited to be sent to
-// it) is retried on another one; a job a worker received is never run twice.
-func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
-	for attempt := 0; ; attempt++ {
-		w, err := p.acquire(ctx)
-		if err != nil {
-			return Result{}, err
-		}
-		j := jobs.Get().(*job)
-		r := result{err: w.submit(j, jobCtx, body)}
-		if r.err == nil {
-			r = <-j.ch
-		}
-		j.seen = 0
-		j.timedOut.Store(false)
-		jobs.Put(j)
-		p.release(w)
-		if r.err == errUnsent {
-			if attempt < 3 {
-				continue
-			}
-			r.err = ErrCrashed
-		}
-		return r.res, r.err
-	}
-}
-
-// pickLocked returns the accepting worker with the fewest jobs in flight, so
-// a worker stuck on a slow job stops receiving new ones.
-func (p *Pool) pickLocked() *Worker {
-	var best *Worker
-	for _, w := range p.workers {
-		if w.state.accepts() && w.load < p.opt.Pipeline && (best == nil || w.load < best.load) {
-			best = w
-		}
-	}
-	return best
-}
-
-func (p *Pool) takeLocked(w *Worker) {
-	w.load++
-	w.dispatched++
-	p.setState(w, Working)
-	if p.opt.MaxJobs > 0 && w.dispatched >= p.opt.MaxJobs {
-		p.retireLocked(w, "max_jobs")
-	}
-}
-
-func (p *Pool) acquire(ctx context.Context) (*Worker, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if w := p.pickLocked(); w != nil && len(p.waitq) == 0 {
-		p.takeLocked(w)
-		p.mu.Unlock()
-		return w, nil
-	}
-	if len(p.waitq) >= p.opt.QueueSize {
-		p.mu.Unlock()
-		return nil, ErrQueueFull
-	}
-	wt := waiters.Get().(*waiter)
-	wt.since = time.Now()
-	p.waitq = append(p.waitq, wt)
-	p.mu.Unlock()
-
-	// Grants, timeouts (from the watchdog) and shutdown all reach the waiter
-	// through wt.ch, sent under p.mu as it leaves the queue.
-	select {
-	case g := <-wt.ch:
-		waiters.Put(wt)
-		return g.w, g.err
-	case <-ctx.Done():
-	}
-	p.mu.Lock()
-	for i, x := range p.waitq {
-		if x == wt {
-			p.waitq = append(p.waitq[:i], p.waitq[i+1:]...)
-			p.mu.Unlock()
-			waiters.Put(wt)
-			return nil, ctx.Err()
-		}
-	}
-	p.mu.Unlock()
-	if g := <-wt.ch; g.w != nil { // handed a worker just as ctx ended
-		p.release(g.w)
-	}
-	waiters.Put(wt)
-	return nil, ctx.Err()
-}
-
-// expireWaitersLocked fails the jobs that have waited allocate_timeout for a
-// worker. The queue is in arrival order, so they are at its head.
-func (p *Pool) expireWaitersLocked(now time.Time) {
-	n := 0
-	for n < len(p.waitq) && now.Sub(p.waitq[n].since) >= p.opt.AllocateTimeout {
-		p.waitq[n].ch <- grant{err: ErrNoWorker}
-		n++
-	}
-	p.waitq = p.waitq[n:]
-}
-
-// release returns a job slot and hands freed capacity to waiting jobs.
-func (p *Pool) release(w *Worker) {
-	p.mu.Lock()
-	w.load--
-	w.done.Add(1)
-	switch {
-	case w.state == Working && w.load == 0:
-		p.setState(w, Ready)
-	case w.state == Retiring && w.load == 0:
-		p.setState(w, Stopping)
-		go w.stop()
-	}
-	p.dispatchLocked()
-	p.mu.Unlock()
-}
-
-func (p *Pool) dispatchLocked() {
-	for len(p.waitq) > 0 {
-		w := p.pickLocked()
-		if w == nil {
-			return
-		}
-		wt := p.waitq[0]
-		p.waitq = p.waitq[1:]
-		p.takeLocked(w)
-		wt.ch <- grant{w: w}
-	}
-}
-
 func (p *Pool) retire(w *Worker, why string) {
 	p.mu.Lock()
 	p.retireLocked(w, why)
@@ -311,12 +198,21 @@ func (p *Pool) retireLocked(w *Worker, why string) {
 	p.poke()
 }
 
-// lost takes a worker whose stream ended out of rotation at once, before its
-// process is reaped, so no job is routed to it meanwhile.
-func (p *Pool) lost(w *Worker) {
+// lost takes a worker whose stream ended out of rotation before anything
+// else learns of it: w.dead and the Errored state change in one critical
+// section of both locks, so a worker that refuses jobs (errUnsent) is never
+// picked again and a retried job cannot loop on it.
+func (p *Pool) lost(w *Worker, answered bool) {
 	p.mu.Lock()
+	w.mu.Lock()
+	w.dead = true // nothing more is written to it
+	expired := w.expired
+	w.mu.Unlock()
 	if w.state != Stopping {
 		p.setState(w, Errored)
+		if !answered && !expired && !p.stopping {
+			p.failedStartLocked()
+		}
 	}
 	p.mu.Unlock()
 	p.poke()
@@ -330,7 +226,7 @@ func (p *Pool) gone(w *Worker, cause error, held int) {
 		p.setState(w, Stopped)
 		p.log.Info("worker stopped", "pid", w.pid, "jobs", w.done.Load())
 	} else {
-		p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, "output", w.out.tail())
+		p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, w.out.died())
 	}
 	p.removeLocked(w)
 	p.live.Done()
@@ -342,39 +238,4 @@ func (p *Pool) poke() {
 	case p.kick <- struct{}{}:
 	default:
 	}
-}
-
-// Shutdown stops taking jobs, lets workers finish what they hold, and stops
-// them; when ctx ends first the remaining workers are killed.
-func (p *Pool) Shutdown(ctx context.Context) error {
-	p.mu.Lock()
-	if !p.closed {
-		p.closed = true
-		close(p.done)
-	}
-	for _, wt := range p.waitq {
-		wt.ch <- grant{err: ErrClosed}
-	}
-	p.waitq = nil
-	for _, w := range p.workers {
-		p.retireLocked(w, "shutdown")
-	}
-	p.mu.Unlock()
-	all := make(chan struct{})
-	go func() { p.live.Wait(); close(all) }()
-	var err error
-	select {
-	case <-all:
-	case <-ctx.Done():
-		err = ctx.Err()
-		p.mu.Lock()
-		for _, w := range p.workers {
-			w.kill()
-		}
-		p.mu.Unlock()
-		<-all
-	}
-	p.stopOnce.Do(func() { close(p.stopped) })
-	p.relay.Close()
-	return err
 }

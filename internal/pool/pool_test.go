@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,28 +128,29 @@ func TestCrashFailsOnlyItsJobAndPoolRefills(t *testing.T) {
 }
 
 func TestCrashWithJobsInFlight(t *testing.T) {
+	// The five jobs that arrive while the only worker runs the first one leave
+	// in one write when it is answered. The worker answers two of them and
+	// dies on the third, holding the last two: exactly those three fail.
 	p := newPool(t, Options{NumWorkers: 1, Pipeline: 8})
-	// One worker holding several jobs: the crash fails the jobs it held and nothing else.
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body := "sleep:20"
-			if i == 3 {
-				body = "crash"
-			}
-			_, errs[i] = run(t, p, body)
-		}()
+	g := newGate(t)
+	first := start(p, context.Background(), g.job("hold"))
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
+	var calls []*call
+	for i, body := range []string{"echo:b1", "echo:b2", "crash", "echo:d1", "echo:d2"} {
+		calls = append(calls, start(p, context.Background(), body))
+		waitCounts(t, p, jobCounts{held: 2 + i, sent: 1})
 	}
-	wg.Wait()
-	if !errors.Is(errs[3], ErrCrashed) {
-		t.Fatalf("crash job: %v", errs[3])
+	g.open(t)
+	if c := first.wait(); c.err != nil {
+		t.Errorf("%s: %v", c.body, c.err)
 	}
-	for i, err := range errs {
-		if err != nil && !errors.Is(err, ErrCrashed) {
-			t.Fatalf("job %d: unexpected %v", i, err)
+	for i, c := range calls {
+		c.wait()
+		if i < 2 && (c.err != nil || c.out != c.body[5:]) {
+			t.Errorf("%s, answered before the crash: %q, %v", c.body, c.out, c.err)
+		}
+		if i >= 2 && !errors.Is(c.err, ErrCrashed) {
+			t.Errorf("%s, held by the worker when it died: %v, want ErrCrashed", c.body, c.err)
 		}
 	}
 	must(t, p, "echo:after")
@@ -191,12 +193,14 @@ func TestFramesForABusyWorkerLeaveInOneWrite(t *testing.T) {
 			}
 		}()
 	}
-	job("sleep:300")
-	time.Sleep(50 * time.Millisecond)
-	for i := 0; i < 10; i++ { // arrive one by one while the worker is busy
+	g := newGate(t)
+	job(g.job("hold"))
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
+	for i := range 10 { // arrive one by one while the worker is busy
 		job("echo:x")
-		time.Sleep(10 * time.Millisecond)
+		waitCounts(t, p, jobCounts{held: 2 + i, sent: 1})
 	}
+	g.open(t)
 	wg.Wait()
 	if w := p.Workers()[0]; w.Jobs != 11 || w.Writes != 2 {
 		t.Fatalf("%d jobs in %d writes, want 11 in 2 (the first job, then the ten held ones together)", w.Jobs, w.Writes)
@@ -208,9 +212,10 @@ func TestJobsHeldForADyingWorkerRunElsewhere(t *testing.T) {
 	// answers; the worker dies instead. Only the job it was running fails: the
 	// others never reached it and run on its replacement.
 	p := newPool(t, Options{NumWorkers: 1, Pipeline: 8})
+	g := newGate(t)
 	dying := make(chan error, 1)
-	go func() { _, err := run(t, p, "die:200"); dying <- err }()
-	time.Sleep(50 * time.Millisecond)
+	go func() { _, err := run(t, p, g.job("holddie")); dying <- err }()
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
 	var wg sync.WaitGroup
 	for i := 0; i < 3; i++ {
 		wg.Add(1)
@@ -221,6 +226,8 @@ func TestJobsHeldForADyingWorkerRunElsewhere(t *testing.T) {
 			}
 		}()
 	}
+	waitCounts(t, p, jobCounts{held: 4, sent: 1})
+	g.open(t)
 	if err := <-dying; !errors.Is(err, ErrCrashed) {
 		t.Fatalf("the running job: %v, want ErrCrashed", err)
 	}
@@ -232,8 +239,14 @@ func TestTTLAndIdleTTLRecycle(t *testing.T) {
 		o.NumWorkers = 1
 		p := newPool(t, o)
 		first := must(t, p, "pid")
-		time.Sleep(700 * time.Millisecond) // idle, so both limits apply
-		waitFor(t, func() bool { s, err := run(t, p, "pid"); return err == nil && s != first }, "a new worker after the ttl")
+		// Polling Workers runs no job, so the worker stays idle and both limits apply.
+		waitFor(t, func() bool {
+			ws := p.Workers()
+			return len(ws) == 1 && ws[0].State == "ready" && strconv.Itoa(ws[0].PID) != first
+		}, "a new worker after the ttl")
+		if got := must(t, p, "pid"); got == first {
+			t.Fatalf("worker %s still serving", first)
+		}
 	}
 }
 
@@ -266,7 +279,7 @@ func TestExecTTLWithOtherJobsPresent(t *testing.T) {
 	var stuck error
 	wg.Add(1)
 	go func() { defer wg.Done(); _, stuck = run(t, p, "sleep:10000") }()
-	time.Sleep(100 * time.Millisecond)
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
 	// The other worker keeps serving while one is stuck: least-loaded routing.
 	for i := 0; i < 20; i++ {
 		must(t, p, "echo:x")
@@ -295,12 +308,12 @@ func TestExecTTLCountsFromJobStartOnSequentialWorkers(t *testing.T) {
 }
 
 func TestQueueFullAndAllocateTimeout(t *testing.T) {
-	p := newPool(t, Options{NumWorkers: 1, QueueSize: 1, AllocateTimeout: 400 * time.Millisecond})
-	go p.Exec(context.Background(), nil, []byte("sleep:1500"))
-	time.Sleep(100 * time.Millisecond)
+	p := newPool(t, Options{NumWorkers: 1, QueueSize: 1, AllocateTimeout: time.Second})
+	go p.Exec(context.Background(), nil, []byte(newGate(t).job("hold")))
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
 	errc := make(chan error, 1)
 	go func() { _, err := run(t, p, "echo:a"); errc <- err }()
-	time.Sleep(100 * time.Millisecond)
+	waitCounts(t, p, jobCounts{held: 1, sent: 1, queued: 1})
 	if _, err := run(t, p, "echo:b"); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("want ErrQueueFull, got %v", err)
 	}
@@ -320,7 +333,7 @@ func TestBootFailuresQuotePHP(t *testing.T) {
 	}{
 		{"missing script", Options{Command: []string{"php", "-n", filepath.Join(dir, "nope.php")}}, "Could not open input file"},
 		{"syntax error", Options{Command: []string{"php", "-n", "-d", "display_errors=stderr", syntax}}, "syntax error"},
-		{"stray echo", Options{Env: []string{"STRAY_ECHO=1"}}, "Hello before handshake"},
+		{"stray echo on the stdio relay", Options{Relay: "stdio", Env: []string{"STRAY_ECHO=1"}}, "Hello before handshake"},
 		{"no such binary", Options{Command: []string{"/nonexistent/php"}}, "no such file"},
 	}
 	for _, c := range cases {
@@ -336,64 +349,6 @@ func TestBootFailuresQuotePHP(t *testing.T) {
 				t.Fatalf("want an error quoting %q, got: %v", c.want, err)
 			}
 		})
-	}
-}
-
-func TestReloadUnderLoadLosesNothing(t *testing.T) {
-	p := newPool(t, Options{NumWorkers: 2, Pipeline: 2})
-	before := pidsOf(p)
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var failed, done int
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				_, err := run(t, p, "sleep:2")
-				mu.Lock()
-				done++
-				if err != nil {
-					failed++
-					t.Errorf("job failed during reload: %v", err)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	time.Sleep(200 * time.Millisecond)
-	for i := 0; i < 2; i++ {
-		if err := p.Reload(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	stop()
-	wg.Wait()
-	after := pidsOf(p)
-	for pid := range before {
-		if after[pid] {
-			t.Fatalf("old worker %d still serving after reload", pid)
-		}
-	}
-	if failed > 0 || done < 50 {
-		t.Fatalf("%d of %d jobs failed", failed, done)
-	}
-}
-
-func TestReloadWithBrokenCodeKeepsOldWorkers(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "w.php")
-	src, _ := os.ReadFile("testdata/worker.php")
-	os.WriteFile(script, src, 0o644)
-	p := newPool(t, Options{NumWorkers: 1, Command: []string{"php", "-n", "-d", "display_errors=stderr", script}})
-	pid := must(t, p, "pid")
-	os.WriteFile(script, []byte("<?php syntax error here"), 0o644)
-	if err := p.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "syntax error") {
-		t.Fatalf("want the PHP error, got %v", err)
-	}
-	if got := must(t, p, "pid"); got != pid {
-		t.Fatalf("old worker replaced by a broken reload")
 	}
 }
 

@@ -1,19 +1,16 @@
 package pool
 
-import (
-	"context"
-	"fmt"
-	"time"
-)
+import "time"
 
 // supervise enforces the lifetime limits and keeps the current generation at
-// NumWorkers, respawning with backoff after boot failures.
+// NumWorkers, respawning with backoff after failed starts. It goes on during a
+// drain: the jobs still queued need workers.
 func (p *Pool) supervise() {
 	t := time.NewTicker(p.tick())
 	defer t.Stop()
 	for {
 		select {
-		case <-p.done:
+		case <-p.stopped:
 			return
 		case <-t.C:
 			p.checkLimits()
@@ -62,7 +59,7 @@ func (p *Pool) checkLimits() {
 	}
 	p.mu.Unlock()
 	for _, m := range mem { // /proc reads stay outside the lock
-		if rss := m.w.rss(); rss > p.opt.MaxMemory {
+		if rss := rss(m.pid); rss > p.opt.MaxMemory {
 			p.mu.Lock()
 			p.log.Warn("worker over max_memory", "pid", m.pid, "rss", rss, "max_memory", p.opt.MaxMemory)
 			p.retireLocked(m.w, "max_memory")
@@ -74,7 +71,7 @@ func (p *Pool) checkLimits() {
 func (p *Pool) maintain() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.stopping {
 		return
 	}
 	n := 0
@@ -107,42 +104,6 @@ func (p *Pool) backoff() time.Duration {
 	return p.backoffLocked()
 }
 
-// Reload starts a full new generation and, once every new worker is ready,
-// retires the old ones; their jobs in flight finish normally. If the new code
-// cannot boot, the old workers keep serving and the error is returned.
-func (p *Pool) Reload(ctx context.Context) error {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return ErrClosed
-	}
-	old := p.gen
-	p.gen++
-	gen := p.gen
-	ws := p.addGenerationLocked(gen)
-	p.mu.Unlock()
-	if err := p.bootAll(ws); err != nil {
-		p.mu.Lock()
-		p.gen = old
-		for _, w := range p.workers {
-			if w.gen == gen {
-				p.retireLocked(w, "reload failed")
-			}
-		}
-		p.mu.Unlock()
-		return fmt.Errorf("reload: %w", err)
-	}
-	p.mu.Lock()
-	for _, w := range p.workers {
-		if w.gen < gen {
-			p.retireLocked(w, "reload")
-		}
-	}
-	p.mu.Unlock()
-	p.log.Info("reload done", "workers", p.opt.NumWorkers)
-	return ctx.Err()
-}
-
 // Info describes one worker for `ferry workers` and metrics.
 type Info struct {
 	PID      int
@@ -158,13 +119,12 @@ type Info struct {
 func (p *Pool) Workers() []Info {
 	p.mu.Lock()
 	out := make([]Info, 0, len(p.workers))
-	ws := append([]*Worker(nil), p.workers...)
-	for _, w := range ws {
+	for _, w := range p.workers {
 		out = append(out, Info{PID: w.pid, State: w.state.String(), Jobs: w.done.Load(), Writes: w.writes.Load(), InFlight: w.load, Started: w.created})
 	}
 	p.mu.Unlock()
-	for i, w := range ws {
-		out[i].RSS = w.rss()
+	for i := range out { // the pids were read under p.mu: a starting worker sets its own
+		out[i].RSS = rss(out[i].PID)
 	}
 	return out
 }

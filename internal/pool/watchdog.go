@@ -30,37 +30,60 @@ func (p *Pool) watchdog() {
 				continue
 			}
 			for _, w := range ws {
-				if id, late := w.overdue(now, ttl); late {
-					w.expire(id)
-				}
+				w.enforce(now, ttl)
 			}
 		}
 	}
 }
 
-// overdue names a job of w that has run for ttl. A sequential worker runs only
-// the oldest job it holds, so only that job's clock runs; the next one's starts
-// when it is answered. A Fiber worker runs all its jobs at once.
-func (w *Worker) overdue(now time.Time, ttl time.Duration) (uint32, bool) {
+// enforce kills w if a job it holds has run for ttl: PHP cannot be
+// interrupted mid-statement from outside, so the process is the unit of
+// cancellation. The job is found and the signal sent in one critical section
+// of w.mu, and answers are taken out of the job table under that lock too, so
+// the job it kills for is still in flight: it cannot have been answered, nor
+// its struct reused for another job, in between.
+func (w *Worker) enforce(now time.Time, ttl time.Duration) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	j := w.overdueLocked(now, ttl)
+	if j == nil || j.timedOut {
+		w.mu.Unlock()
+		return
+	}
+	j.timedOut = true
+	w.expired = true
+	w.kill()
+	w.mu.Unlock()
+	w.pool.log.Warn("job exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", ttl)
+}
+
+// overdueLocked names a job of w that has run for ttl. A sequential worker
+// runs only the oldest job it was sent, so only that job's clock runs; the
+// next one's starts when it is answered. A Fiber worker runs all its jobs at
+// once, from when they are written.
+func (w *Worker) overdueLocked(now time.Time, ttl time.Duration) *job {
 	if w.pool.opt.Concurrent {
-		for id, j := range w.inflight {
+		for _, j := range w.inflight {
+			if !j.sent {
+				continue
+			}
 			if j.seen == 0 {
 				j.seen = now.UnixNano()
 			} else if now.UnixNano()-j.seen >= int64(ttl) {
-				return id, true
+				return j
 			}
 		}
-		return 0, false
+		return nil
 	}
 	if len(w.order) == 0 {
 		w.watchID = 0
-		return 0, false
+		return nil
 	}
 	if head := w.order[0]; head != w.watchID {
 		w.watchID, w.watchSince = head, now
-		return 0, false
+		return nil
 	}
-	return w.watchID, now.Sub(w.watchSince) >= ttl
+	if now.Sub(w.watchSince) < ttl {
+		return nil
+	}
+	return w.inflight[w.watchID]
 }

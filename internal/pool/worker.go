@@ -28,11 +28,23 @@ type result struct {
 	err error
 }
 
-// job is one unit of work held by a worker until its answer comes back.
+// job is one unit of work, from Exec until its answer comes back.
 type job struct {
-	ch       chan result
+	ch   chan result
+	ctx  []byte // frame content, the caller's, read when the job is written
+	body []byte
+	w    *Worker // the worker holding it; moves only under the pool's lock
+
+	// On w, under w.mu.
+	id       uint32
+	sent     bool  // written: from then on the worker owns it
 	seen     int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
-	timedOut atomic.Bool
+	timedOut bool
+}
+
+func (j *job) reset() {
+	ch := j.ch
+	*j = job{ch: ch}
 }
 
 var jobs = sync.Pool{New: func() any { return &job{ch: make(chan result, 1)} }}
@@ -58,16 +70,24 @@ type Worker struct {
 	idleSince  time.Time
 
 	mu       sync.Mutex
-	inflight map[uint32]*job
-	order    []uint32 // job ids in submission order, for sequential exec_ttl
+	inflight map[uint32]*job // jobs held, sent or not, by id
+	pending  []*job          // not written yet, oldest first
+	held     int             // bytes their frames will take
+	extra    []byte          // control frames not written yet
+	order    []uint32        // ids sent and not answered, in order, for sequential exec_ttl
 	nextID   uint32
-	pending  []byte // frames not yet written
-	queued   int    // jobs in pending
-	firstQ   uint32 // id of the first job in pending: ids firstQ..nextID are unsent
-	sent     int    // jobs written and not yet answered
+	sent     int // jobs written and not yet answered
 	spare    []byte
 	writing  bool
 	dead     bool
+	expired  bool      // killed by the exec_ttl watchdog
+	batchAt  time.Time // when the jobs now sent to a sequential worker were written
+	batchN   int       // how many
+
+	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
+
+	// Owned by readLoop.
+	answered int // answers received, errors included
 
 	// exec_ttl watchdog state: the job it last saw running on a sequential
 	// worker and when it first saw it.
@@ -81,7 +101,9 @@ func (p *Pool) newWorker(gen int) *Worker {
 	cmd := exec.Command(p.opt.Command[0], p.opt.Command[1:]...)
 	cmd.Dir = p.opt.Dir
 	cmd.Env = append(os.Environ(), p.opt.Env...)
-	cmd.Stderr = w.out
+	// Both are log streams: the relay travels on descriptors of its own (the
+	// "stdio" relay replaces Stdout with its pipe).
+	cmd.Stdout, cmd.Stderr = w.out, w.out
 	cmd.WaitDelay = time.Second
 	// Own process group: a Ctrl-C in the terminal reaches the server, which then
 	// stops workers gracefully, instead of killing them under in-flight jobs.
@@ -104,6 +126,7 @@ func (w *Worker) boot() error {
 		w.out.setPID(pid)
 		go func() {
 			w.cmd.Wait()
+			w.out.Close() // a last line without a newline is logged too
 			close(w.exited)
 			cancel(errors.New("the worker exited (" + w.exitStatus() + ")"))
 		}()
@@ -123,15 +146,23 @@ func (w *Worker) boot() error {
 }
 
 // bootError quotes what PHP printed, since that, not the transport symptom, is
-// what the user needs to see.
+// what the user needs to see: what it wrote on the relay instead of a frame,
+// as printed rather than Go-quoted inside the reason, then its log output.
 func (w *Worker) bootError(err error) error {
+	w.out.Close()
+	reason, said := err.Error(), w.out.tail()
+	var be *relay.BootError
+	if errors.As(err, &be) && len(be.Output) > 0 {
+		reason = be.Reason
+		said = printed(be.Output) + "\n" + said
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "worker %q failed to start: %v", strings.Join(w.pool.opt.Command, " "), err)
+	fmt.Fprintf(&b, "worker %q failed to start: %s", strings.Join(w.pool.opt.Command, " "), reason)
 	if st := w.exitStatus(); st != "" {
 		b.WriteString(" [" + st + "]")
 	}
-	if tail := w.out.tail(); tail != "" {
-		b.WriteString("\nPHP said:\n" + tail)
+	if said = strings.TrimRight(said, "\n"); said != "" {
+		b.WriteString("\nPHP said:\n" + said)
 	}
 	return errors.New(b.String())
 }
@@ -141,126 +172,6 @@ func (w *Worker) exitStatus() string {
 		return ""
 	}
 	return w.cmd.ProcessState.String()
-}
-
-// submit queues a job frame. A sequential worker that is busy does not read
-// until it has answered what it holds, so its frames wait here and leave in one
-// write when its answers arrive (see readLoop): one pipe write and one wakeup
-// per batch instead of one per job. An idle worker, or a Fiber worker that reads
-// while it runs jobs, gets the frame now. Only one goroutine writes at a time;
-// frames queued meanwhile go out with its next write.
-func (w *Worker) submit(j *job, ctx, body []byte) error {
-	w.mu.Lock()
-	if w.dead {
-		w.mu.Unlock()
-		return errUnsent
-	}
-	w.nextID++
-	if w.nextID == 0 { // 0 means "none" to the watchdog
-		w.nextID++
-	}
-	id := w.nextID
-	w.inflight[id] = j
-	w.pending = frame.Append(w.pending, frame.CodecRaw, 0, []uint32{uint32(len(ctx)), id}, ctx, body)
-	if w.queued == 0 {
-		w.firstQ = id
-	}
-	w.queued++
-	if w.pool.opt.ExecTTL > 0 && !w.pool.opt.Concurrent {
-		w.order = append(w.order, id)
-	}
-	if w.sent > 0 && !w.pool.opt.Concurrent {
-		w.mu.Unlock()
-		return nil
-	}
-	w.flushLocked()
-	return nil
-}
-
-// unsentLocked tells whether job id is still in pending: the worker never saw
-// it, so it can run elsewhere. Ids grow by one per job (mod 2^32).
-func (w *Worker) unsentLocked(id uint32) bool {
-	return w.queued > 0 && id-w.firstQ <= w.nextID-w.firstQ
-}
-
-// answeredLocked drops id from the submission order, which tells the exec_ttl
-// watchdog which job a sequential worker runs now.
-func (w *Worker) answeredLocked(id uint32) {
-	w.sent--
-	for i, x := range w.order {
-		if x == id {
-			w.order = append(w.order[:i], w.order[i+1:]...)
-			return
-		}
-	}
-}
-
-// flushLocked is entered with w.mu held and returns with it released.
-func (w *Worker) flushLocked() {
-	if w.writing {
-		w.mu.Unlock()
-		return
-	}
-	w.writing = true
-	w.writeLocked()
-}
-
-// smallWrite never blocks on an empty pipe: a pipe holds at least a page.
-const smallWrite = 4096
-
-// drain writes what is pending on behalf of readLoop, which set w.writing.
-func (w *Worker) drain() {
-	w.mu.Lock()
-	w.writeLocked()
-}
-
-// writeLocked writes until nothing is pending; the caller holds w.mu and the
-// writing flag, and both are released on return.
-func (w *Worker) writeLocked() {
-	for len(w.pending) > 0 {
-		if !w.writeOnceLocked() {
-			return
-		}
-	}
-	w.writing = false
-	w.mu.Unlock()
-}
-
-// writeOnceLocked writes what is pending now and reports whether w.mu is held
-// again; on a failed write it is not and the worker is being killed.
-func (w *Worker) writeOnceLocked() bool {
-	buf := w.pending
-	w.pending = w.spare[:0]
-	w.sent += w.queued
-	w.queued = 0
-	w.mu.Unlock()
-	w.writes.Add(1)
-	err := w.conn.Write(buf)
-	w.mu.Lock()
-	if cap(buf) <= 1<<20 {
-		w.spare = buf[:0]
-	}
-	if err != nil {
-		w.pending = w.pending[:0]
-		w.writing = false
-		w.mu.Unlock()
-		w.kill() // the reader sees EOF and fails the jobs
-		return false
-	}
-	return true
-}
-
-// expire kills a worker whose job outlived exec_ttl: PHP cannot be interrupted
-// mid-statement from outside, so the process is the unit of cancellation.
-func (w *Worker) expire(id uint32) {
-	w.mu.Lock()
-	j := w.inflight[id]
-	w.mu.Unlock()
-	if j == nil || j.timedOut.Swap(true) {
-		return
-	}
-	w.pool.log.Warn("job exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", w.pool.opt.ExecTTL)
-	w.kill()
 }
 
 func (w *Worker) kill() {
@@ -273,7 +184,7 @@ func (w *Worker) kill() {
 func (w *Worker) stop() {
 	w.mu.Lock()
 	if !w.dead {
-		w.pending = frame.Append(w.pending, frame.Control|frame.JSON, 0, nil, []byte(`{"stop":true}`))
+		w.extra = frame.Append(w.extra, frame.Control|frame.JSON, 0, nil, []byte(`{"stop":true}`))
 		w.flushLocked()
 	} else {
 		w.mu.Unlock()
@@ -286,9 +197,12 @@ func (w *Worker) stop() {
 	}
 }
 
-// rss reads the resident set size from /proc; 0 when unknown.
-func (w *Worker) rss() uint64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(w.pid) + "/statm")
+// rss reads the resident set size of a worker from /proc; 0 when unknown.
+func rss(pid int) uint64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
 	if err != nil {
 		return 0
 	}

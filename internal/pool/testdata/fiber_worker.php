@@ -1,7 +1,8 @@
 <?php
 // A worker built on the real SDK in Fiber mode (FERRY_FIBERS=1): jobs that wait
 // on the loop overlap. "sleep:<ms>" waits then answers; "probe:<ms>" answers the
-// highest number of jobs seen running at once; "crash" exits; "pid" answers the pid.
+// highest number of jobs seen running at once; "hold:<file>" answers once <file>
+// exists; "crash" exits; "pid" answers the pid.
 declare(strict_types=1);
 
 require __DIR__ . '/../../../php/worker/autoload.php';
@@ -26,6 +27,12 @@ Worker::create()->run(static function (Payload $p, Job $job) use (&$active, &$pe
             case 'sleep':
                 Loop::sleep((int) $arg / 1000);
                 return new Payload("slept $arg", 'ctx');
+            case 'hold':
+                while (!file_exists($arg)) {
+                    Loop::sleep(0.002);
+                    clearstatcache();
+                }
+                return new Payload('released', 'ctx');
             case 'probe':
                 Loop::sleep((int) $arg / 1000);
                 return new Payload((string) $peak, 'ctx');

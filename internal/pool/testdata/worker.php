@@ -2,7 +2,10 @@
 // A deliberately tiny, SDK-free worker used by the pool tests: it speaks the
 // frame protocol by hand so pool behaviour is tested independently of php/worker.
 // Jobs: "echo:<x>" answers x; "crash" exits; "sleep:<ms>" sleeps then answers;
-// "die:<ms>" sleeps then exits; "error" answers an ERROR frame; "leak:<kib>" keeps memory; "pid" answers getmypid().
+// "die:<ms>" sleeps then exits; "error" answers an ERROR frame; "leak:<kib>" keeps memory; "pid" answers getmypid();
+// "seen" answers the jobs this process has received so far, one per line (clipped);
+// "hold:<file>" answers once <file> exists, "holddie:<file>" exits then: tests open the gate when ready.
+// SPAWN_LOG=<file> appends a line per process started; EXIT_AFTER_HANDSHAKE=<file> exits once ready if <file> exists.
 declare(strict_types=1);
 
 function frame(int $flags, array $opts, string $payload): string {
@@ -13,11 +16,15 @@ function frame(int $flags, array $opts, string $payload): string {
 }
 
 $relay = getenv('FERRY_RELAY') ?: 'pipes';
-if ($relay === 'pipes') { $in = STDIN; $out = STDOUT; }
+if ($relay === 'pipes' || $relay === 'stdio') { $in = STDIN; $out = STDOUT; }
+elseif (preg_match('/^pipes:(\d+),(\d+)$/', $relay, $m)) { $in = fopen("php://fd/$m[1]", 'rb'); $out = fopen("php://fd/$m[2]", 'wb'); }
 else { $in = $out = stream_socket_client($relay, $e, $s, 5); }
+$token = getenv('FERRY_RELAY_TOKEN');
+if ($log = getenv('SPAWN_LOG')) { file_put_contents($log, getmypid() . "\n", FILE_APPEND | LOCK_EX); }
 if (getenv('STRAY_ECHO')) { echo "Hello before handshake\n"; }
 $buf = '';
 $leak = [];
+$seen = [];
 $read = function (int $n) use ($in, &$buf): ?string {
     while (strlen($buf) < $n) {
         $c = fread($in, 65536);
@@ -37,19 +44,28 @@ while (true) {
     if ($flags & 0x01) {
         $msg = json_decode($payload, true);
         if (isset($msg['stop'])) { exit(0); }
-        fwrite($out, frame(0x09, [], json_encode(['pid' => getmypid()])));
+        $hello = ['pid' => getmypid()];
+        if ($token !== false && $token !== '') { $hello['token'] = $token; }
+        fwrite($out, frame(0x09, [], json_encode($hello)));
+        if (($f = getenv('EXIT_AFTER_HANDSHAKE')) && file_exists($f)) { exit(0); }
         continue;
     }
     [$ctxLen, $id] = $opts;
     $body = substr($payload, $ctxLen);
+    $seen[] = substr($body, 0, 64);
     [$cmd, $arg] = explode(':', $body . ':', 3);
     switch ($cmd) {
         case 'crash': exit(3);
         case 'die': usleep((int)$arg * 1000); exit(3);
         case 'sleep': usleep((int)$arg * 1000); $ans = "slept $arg"; break;
+        case 'hold': case 'holddie':
+            while (!file_exists($arg)) { usleep(2000); clearstatcache(); }
+            if ($cmd === 'holddie') { exit(3); }
+            $ans = 'released'; break;
         case 'error': fwrite($out, frame(0x40, [0, $id], 'it failed')); continue 2;
         case 'leak': $leak[] = str_repeat('x', (int)$arg * 1024); $ans = 'leaked'; break;
         case 'pid': $ans = (string)getmypid(); break;
+        case 'seen': $ans = implode("\n", $seen); break;
         case 'retire':
             fwrite($out, frame(0x04, [3, $id], 'ctxretiring') . frame(0x09, [], '{"stop":true}'));
             continue 2;

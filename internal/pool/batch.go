@@ -1,0 +1,43 @@
+package pool
+
+import "time"
+
+// batchBudget is how much work, at the pool's measured time per job, one write
+// may hand a sequential worker. The jobs in one write run one after another,
+// so the last waits for all before it: with short jobs a batch of 32 costs
+// microseconds and saves a write and a wakeup per job, but one slow job in a
+// batch makes every job after it wait for it, a wait nginx + php-fpm (one
+// shared queue, one request per process) never imposes. Past the budget, jobs
+// stay held in the server, where a worker that frees up first can take them.
+const batchBudget = time.Millisecond
+
+// batchLimit is how many held jobs the next write to a sequential worker may
+// carry: all of them up to the pipeline depth while jobs are short, one at a
+// time once a job takes a millisecond or more on average.
+func (p *Pool) batchLimit() int {
+	per := p.jobNanos.Load()
+	if per <= 0 {
+		return p.opt.Pipeline
+	}
+	return int(min(max(int64(batchBudget)/per, 1), int64(p.opt.Pipeline)))
+}
+
+// observeBatch records the time a sequential worker took to answer a write of
+// n jobs, from the write to its last answer, in a moving average per job
+// (weight 1/8 for the newest).
+func (p *Pool) observeBatch(took time.Duration, n int) {
+	if n <= 0 || took <= 0 {
+		return
+	}
+	x := int64(took) / int64(n)
+	for {
+		old := p.jobNanos.Load()
+		next := x
+		if old > 0 {
+			next = old + (x-old)/8
+		}
+		if p.jobNanos.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}

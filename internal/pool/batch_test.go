@@ -1,0 +1,47 @@
+package pool
+
+import (
+	"sync"
+	"testing"
+)
+
+// Once jobs are measured to take milliseconds, a busy sequential worker's held
+// jobs leave one per write: each stays in the server, where a worker that
+// frees up first can take it, instead of queueing behind a slow job in a batch.
+func TestSlowJobsShrinkTheBatch(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, Pipeline: 16})
+	for range 3 { // measured for real: three jobs of 5 ms, one write each
+		must(t, p, "sleep:5")
+	}
+	if got := p.batchLimit(); got != 1 {
+		t.Fatalf("after 5 ms jobs the batch limit is %d, want 1", got)
+	}
+	before := p.Workers()[0].Writes
+	var wg sync.WaitGroup
+	g := newGate(t)
+	wg.Add(1)
+	go func() { defer wg.Done(); run(t, p, g.job("hold")) }()
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
+	for i := range 4 {
+		wg.Add(1)
+		go func() { defer wg.Done(); run(t, p, "echo:x") }()
+		waitCounts(t, p, jobCounts{held: 2 + i, sent: 1})
+	}
+	g.open(t)
+	wg.Wait()
+	if w := p.Workers()[0]; w.Writes-before != 5 {
+		t.Fatalf("5 jobs after slow ones left in %d writes, want 5 (one each)", w.Writes-before)
+	}
+}
+
+func TestShortJobsKeepTheWholeBatch(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, Pipeline: 16})
+	p.observeBatch(20_000, 1) // 20 µs per job
+	if got := p.batchLimit(); got != 16 {
+		t.Fatalf("with 20 µs jobs the batch limit is %d, want the pipeline depth 16", got)
+	}
+	p.observeBatch(80_000_000, 1) // one 80 ms job moves the average by an eighth
+	if got := p.batchLimit(); got != 1 {
+		t.Fatalf("after an 80 ms job the batch limit is %d, want 1", got)
+	}
+}
