@@ -149,7 +149,13 @@ func setProcs(configured int) int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// fastLogger routes fasthttp's own messages (bad requests, timeouts) to slog.
+// fastLogger routes fasthttp's own messages (bad requests, timeouts, clients
+// that vanish mid-request) to slog. They name the client's address, so each
+// text is unique: under one fixed message the rate limiter sees them as the
+// repeats they are, and a flood of broken connections costs a few lines a
+// second.
 type fastLogger struct{ log *slog.Logger }
 
-func (l fastLogger) Printf(format string, args ...any) { l.log.Warn(fmt.Sprintf(format, args...)) }
+func (l fastLogger) Printf(format string, args ...any) {
+	l.log.Warn("client connection error", "detail", fmt.Sprintf(format, args...))
+}
