@@ -47,6 +47,10 @@ def parse_args(argv):
     p.add_argument("--shared-session", action="store_true",
                    help="start the servers in wrk's session: with scheduler autogroups the CPU is then "
                         "shared per thread, not per system (see bench/README.md, Method)")
+    p.add_argument("--ferry-rev", action="append", metavar="REV", default=[],
+                   help="also measure Ferry built from git revision REV (a temporary worktree) next to the "
+                        "working tree's, in the scenarios that compare revisions (hello, framework, mixed); "
+                        "repeatable")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     a = p.parse_args(argv)
     for name in ("connections", "threads", "workers", "window", "max_iterations"):
@@ -92,8 +96,11 @@ def main(argv):
         out_dir = os.path.join(a.out, f"{stamp}-{n}")
     os.makedirs(out_dir)
     root = os.path.dirname(BENCH)
-    ctx = Context(root, out_dir, settings, a.connections, a.threads, a.workers, keep_tmp=a.keep_tmp)
+    ctx = Context(root, out_dir, settings, a.connections, a.threads, a.workers, keep_tmp=a.keep_tmp,
+                  ferry_revs=a.ferry_rev)
     selected = [scenarios.get(n) for n in a.scenario] if a.scenario else scenarios.REGISTRY
+    if a.ferry_rev and not any(getattr(m, "COMPARES_REVISIONS", False) for m in selected):
+        ctx.progress("--ferry-rev: none of the selected scenarios compares revisions; nothing will be built")
 
     # SIGTERM (from make or CI) must still stop every server we started: turn it into an exception.
     signal.signal(signal.SIGTERM, _interrupt)
@@ -125,8 +132,11 @@ def main(argv):
         interrupted = True
         ctx.scenario = "-"
         ctx.fail("interrupted")
-    ctx.scenario = "-"
-    stop_all_procs()
+    finally:
+        ctx.scenario = "-"
+        stop_all_procs()
+        # After the servers, which ran from the worktrees; also when the run failed early.
+        ctx.revisions.cleanup()
     options = " ".join(argv) or "(defaults)"
     report.write(ctx, sections, report.environment(root), now.strftime("%Y-%m-%d %H:%M:%S UTC"),
                  time.monotonic() - t0, options)

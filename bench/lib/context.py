@@ -7,10 +7,11 @@ import tempfile
 import time
 
 from .proc import StartError
+from .revision import Revisions
 
 
 class Context:
-    def __init__(self, root, out_dir, settings, connections, threads, workers, keep_tmp=False):
+    def __init__(self, root, out_dir, settings, connections, threads, workers, keep_tmp=False, ferry_revs=()):
         self.root = root
         self.out_dir = out_dir
         self.tmp = os.path.join(out_dir, "tmp")
@@ -27,6 +28,8 @@ class Context:
         self.scenario = "-"
         self.started = time.monotonic()
         self._go_bins = {}
+        # --ferry-rev: built on first use by a scenario that compares revisions.
+        self.revisions = Revisions(root, ferry_revs, self)
 
     @property
     def quick(self):

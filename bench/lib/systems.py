@@ -79,8 +79,11 @@ class System:
 class Ferry(System):
     kind = "ferry"
 
-    def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None, fibers=False):
+    def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None, fibers=False,
+                 revision=None):
         super().__init__(ctx, key, label)
+        # revision: a lib.revision.Revision (--ferry-rev) whose binary runs from its worktree.
+        self.revision = revision
         self.fibers = fibers
         self.worker = worker
         self.pipeline = pipeline
@@ -105,8 +108,9 @@ class Ferry(System):
         lines += ["admin:", f"  socket: {q(sock)}", "log:", "  level: info"]
         with open(self.config, "w") as f:
             f.write("\n".join(lines) + "\n")
-        proc = Proc(self.label, [self.ctx.ensure_ferry(), "serve", "-c", self.config], self._log("ferry"),
-                    cwd=self.ctx.root).start()
+        binary = self.revision.bin if self.revision else self.ctx.ensure_ferry()
+        cwd = self.revision.root if self.revision else self.ctx.root
+        proc = Proc(self.label, [binary, "serve", "-c", self.config], self._log("ferry"), cwd=cwd).start()
         self.procs.append(proc)
         wait_http(proc, self.port)
 
@@ -118,7 +122,8 @@ class Ferry(System):
         if not self.admin or not self.procs:
             return None
         try:
-            res = subprocess.run([self.ctx.ferry_bin, "workers", "-c", self.config], capture_output=True,
+            binary = self.revision.bin if self.revision else self.ctx.ferry_bin
+            res = subprocess.run([binary, "workers", "-c", self.config], capture_output=True,
                                  text=True, timeout=10, cwd=self.ctx.root)
         except (OSError, subprocess.TimeoutExpired):
             return None

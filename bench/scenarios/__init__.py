@@ -3,9 +3,10 @@
 A scenario whose components do not exist yet returns Section.not_run(reason): it is listed in
 the report with that reason and never faked."""
 
-from . import concurrency, external, fibers, framework, hello, relay
+from . import concurrency, external, fibers, framework, hello, mixed, relay
 
-REGISTRY = [hello, framework, relay, fibers, external.TARANTOOL, external.MSGPACK, external.VOTING, concurrency]
+REGISTRY = [hello, framework, relay, fibers, external.TARANTOOL, external.MSGPACK, external.VOTING, concurrency,
+            mixed]
 
 
 def names():

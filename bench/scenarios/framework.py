@@ -10,6 +10,7 @@ from lib.systems import Ferry, NginxFpm, check
 
 NAME = "framework"
 TITLE = "framework-like app: boot per request (FPM) vs boot once (Ferry)"
+COMPARES_REVISIONS = True
 RATIOS = [("Ferry / nginx+php-fpm", "ferry", "fpm"),
           ("Ferry / nginx+php-fpm+preload", "ferry", "fpm-preload"),
           ("php-fpm+preload / php-fpm", "fpm-preload", "fpm")]
@@ -17,13 +18,14 @@ SEED_001 = [("PHP 7.4 (php-fpm)", 931), ("PHP 7.4 + preload", 1030), ("RoadRunne
 CHECK_PATHS = ["/", "/catalog?page=2", "/orders/17"]
 
 
-def generate(ctx):
+def generate(ctx, name="framework-app", sdk_autoload=None):
     sys.path.insert(0, os.path.join(ctx.root, "bench", "apps", "framework"))
     try:
         import gen
     finally:
         sys.path.pop(0)
-    return gen.generate(os.path.join(ctx.tmp, "framework-app"), os.path.join(ctx.root, "php", "worker", "autoload.php"))
+    return gen.generate(os.path.join(ctx.tmp, name),
+                        sdk_autoload or os.path.join(ctx.root, "php", "worker", "autoload.php"))
 
 
 def run(ctx):
@@ -38,8 +40,12 @@ def run(ctx):
             "of results). wrk walks "
             f"{len(app['paths'])} paths (lists, pages, items, home) with varied theme/session cookies "
             "(`paths.lua`). The preload variant links every class at FPM start (`preload.php`).", "")
-    systems = [
-        Ferry(ctx, "ferry", "Ferry (boot once)", app["worker"]),
+    systems = [Ferry(ctx, "ferry", "Ferry (boot once)", app["worker"])]
+    for rev in ctx.revisions.ready():
+        # The same generated app, its worker.php requiring that revision's SDK.
+        rev_app = generate(ctx, f"framework-app-{rev.key}", rev.sdk_autoload())
+        systems.append(Ferry(ctx, rev.key, f"{rev.label} (boot once)", rev_app["worker"], revision=rev))
+    systems += [
         NginxFpm(ctx, "fpm", "nginx + php-fpm", app["fpm_script"]),
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", app["fpm_script"], preload=app["preload"]),
     ]
@@ -67,7 +73,8 @@ def run(ctx):
         return sec.failed("no system completed a measurement: see the table")
     for key, err in errors.items():
         sec.add(f"- **{key} not measured**: {err}")
-    ratios = httpbench.ratios(results, RATIOS, ctx.settings)
+    ratios = httpbench.ratios(results, RATIOS + [(f"Ferry / {r.label}", "ferry", r.key)
+                                                 for r in ctx.revisions.ready()], ctx.settings)
     report.ratio_table(sec, ratios)
     sec.chart(ctx, "framework_rps.svg", "framework app: requests per second", "requests/s",
               report.rps_bars(results))

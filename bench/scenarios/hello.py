@@ -8,6 +8,7 @@ from lib.systems import Ferry, GoHello, NginxFpm, PhpServer, check
 
 NAME = "hello"
 TITLE = "smallest response on every system"
+COMPARES_REVISIONS = True
 BODY = b"Hello, world\n"
 
 RATIOS = [
@@ -21,11 +22,17 @@ RATIOS = [
 ]
 
 
-def systems(ctx):
+def systems(ctx, revisions=False):
+    """revisions: add a Ferry per --ferry-rev, running that revision's own hello worker."""
     app = os.path.join(ctx.root, "bench", "apps", "hello")
     worker = os.path.join(ctx.root, "examples", "hello", "worker.php")
+    revs = ctx.revisions.ready() if revisions else []
     return [
         Ferry(ctx, "ferry", "Ferry (pipes, pipeline 32)", worker, admin=True),
+    ] + [
+        Ferry(ctx, r.key, f"{r.label} (pipes, pipeline 32)", r.path("examples", "hello", "worker.php"), revision=r)
+        for r in revs
+    ] + [
         Ferry(ctx, "ferry-p1", "Ferry (pipeline=1)", worker, pipeline=1),
         NginxFpm(ctx, "fpm", "nginx + php-fpm", os.path.join(app, "index.php")),
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", os.path.join(app, "index.php"),
@@ -34,6 +41,10 @@ def systems(ctx):
         GoHello(ctx, "go", "Go fasthttp (ceiling)", stack="fasthttp"),
         GoHello(ctx, "go-nethttp", "Go net/http", stack="nethttp"),
     ]
+
+
+def revision_ratios(ctx):
+    return [(f"Ferry / {r.label}", "ferry", r.key) for r in ctx.revisions.ready()]
 
 
 def check_hello(s):
@@ -67,7 +78,7 @@ def run(ctx):
             "`examples/hello/worker.php`, php-fpm and `php -S` run `bench/apps/hello/index.php`, the Go "
             "servers are `bench/apps/gohello` with fasthttp (like Ferry's gateway: the ceiling) and net/http. "
             f"{ctx.workers} PHP processes per PHP system; opcache on everywhere, JIT off.", "")
-    started, errors = httpbench.start_all(ctx, systems(ctx), check_hello)
+    started, errors = httpbench.start_all(ctx, systems(ctx, revisions=True), check_hello)
     try:
         if not started:
             return sec.failed("no system started: " + "; ".join(errors.values()))
@@ -82,7 +93,7 @@ def run(ctx):
         return sec.failed("no system completed a measurement: see the table")
     for key, err in errors.items():
         sec.add(f"- **{key} not measured**: {err}")
-    ratios = httpbench.ratios(results, RATIOS, ctx.settings)
+    ratios = httpbench.ratios(results, RATIOS + revision_ratios(ctx), ctx.settings)
     report.ratio_table(sec, ratios)
     sec.add("### CPU time per request", "",
             "User + system CPU time of each system's processes during each iteration (from /proc), divided "

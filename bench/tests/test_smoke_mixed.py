@@ -1,0 +1,67 @@
+"""CI smoke test of the mixed scenario: `run.py --quick --scenario mixed` starts Ferry and
+nginx + php-fpm with 2 workers each, loads them with bench/loadgen, and reports both request
+classes of both systems (a few seconds)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class QuickMixedTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.out = tempfile.TemporaryDirectory(prefix="ferry-bench-smoke-mixed-")
+        cls.proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--scenario", "mixed",
+                                   "--out", cls.out.name], capture_output=True, text=True, timeout=120)
+        runs = os.listdir(cls.out.name)
+        cls.dir = os.path.join(cls.out.name, runs[0]) if len(runs) == 1 else None
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.out.cleanup()
+
+    def setUp(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stdout[-3000:] + self.proc.stderr[-3000:])
+        self.assertIsNotNone(self.dir, "expected exactly one results directory")
+
+    def test_both_systems_and_both_classes_are_measured(self):
+        with open(os.path.join(self.dir, "results.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["failures"], [])
+        mixed = doc["scenarios"]["mixed"]
+        self.assertEqual(mixed["status"], "ok")
+        results = mixed["data"]["results"]
+        self.assertEqual(sorted(results), ["ferry", "fpm"])
+        for key, r in results.items():
+            it = r["iterations"][0]
+            self.assertEqual(it["failed"], 0, key)
+            for cls in ("fast", "slow"):
+                self.assertGreater(it[f"{cls}_requests"], 0, (key, cls))
+                p = [it[f"{cls}_{q}_ms"] for q in ("p50", "p90", "p99", "max")]
+                self.assertEqual(p, sorted(p), (key, cls))
+            # A slow request sleeps 200 ms in PHP; no measurement can be shorter.
+            self.assertGreaterEqual(r["classes"]["slow"]["p50_ms"]["median"], 200, key)
+        self.assertEqual(mixed["data"]["ratios"][0]["metric"], "fast_p99_ms")
+        self.assertGreater(mixed["data"]["ratios"][0]["ratio"]["median"], 0)
+
+    def test_report_has_class_table_verdict_and_charts(self):
+        with open(os.path.join(self.dir, "report.md")) as f:
+            md = f.read()
+        self.assertRegex(md, r"\| Ferry \(default config\) \| fast \| [0-9.,]+ \| [0-9.,]+ \|")
+        self.assertRegex(md, r"\| nginx \+ php-fpm \(static, 2 children\) \| slow \|")
+        self.assertIn("**Verdict**: fast p99: Ferry", md)
+        charts = re.findall(r"!\[[^\]]*\]\(([^)]+\.svg)\)", md)
+        self.assertEqual(charts, ["mixed_fast_latency.svg", "mixed_slow_latency.svg", "mixed_rps.svg"])
+        for chart in charts:
+            ET.parse(os.path.join(self.dir, chart))
+
+
+if __name__ == "__main__":
+    unittest.main()
