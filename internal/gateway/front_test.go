@@ -282,3 +282,70 @@ func filepathGlob(dir string) ([]string, error) {
 	}
 	return out, err
 }
+
+func TestBodySlowerThanReadTimeoutGets408(t *testing.T) {
+	exec := &scripted{}
+	addr := front(t, Options{}, ServerLimits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 300 * time.Millisecond}, exec)
+	resp := roundTrip(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\nonly ten b")
+	if !strings.HasPrefix(statusOf(resp), "HTTP/1.1 408") || exec.jobs.Load() != 0 {
+		t.Fatalf("a body that stops arriving: %q (jobs run: %d), want 408 before PHP", statusOf(resp), exec.jobs.Load())
+	}
+}
+
+func TestMaxConnections(t *testing.T) {
+	addr := front(t, Options{}, ServerLimits{MaxConnections: 2}, &scripted{})
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		r := bufio.NewReader(c)
+		if got := readStatus(t, r); !strings.HasPrefix(got, "HTTP/1.1 200") {
+			t.Fatalf("connection within the limit: %q", got)
+		}
+		held = append(held, c)
+	}
+	if got := statusOf(roundTrip(t, addr, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")); !strings.HasPrefix(got, "HTTP/1.1 503") {
+		t.Fatalf("third connection with max_connections 2: %q, want 503", got)
+	}
+	held[0].Close()
+	until := time.Now().Add(5 * time.Second)
+	for {
+		if strings.HasPrefix(statusOf(roundTrip(t, addr, "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")), "HTTP/1.1 200") {
+			break
+		}
+		if time.Now().After(until) {
+			t.Fatal("a freed connection slot was not reused")
+		}
+	}
+}
+
+// The same multipart body that gets 400 with Content-Length gets it chunked,
+// and leaves no file behind: one parser applies the limits either way.
+func TestChunkedMultipartHasThePartLimit(t *testing.T) {
+	dir := t.TempDir()
+	exec := &scripted{}
+	addr := front(t, Options{Uploads: UploadLimits{Dir: dir, MaxFiles: 20}}, ServerLimits{}, exec)
+	var body strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&body, "--XX\r\nContent-Disposition: form-data; name=\"f%d\"; filename=\"a\"\r\n\r\nx\r\n", i)
+	}
+	body.WriteString("--XX--\r\n")
+	var req strings.Builder
+	req.WriteString("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Type: multipart/form-data; boundary=XX\r\n\r\n")
+	b := body.String()
+	for i := 0; i < len(b); i += 8192 {
+		c := b[i:min(i+8192, len(b))]
+		fmt.Fprintf(&req, "%x\r\n%s\r\n", len(c), c)
+	}
+	req.WriteString("0\r\n\r\n")
+	if got := statusOf(roundTrip(t, addr, req.String())); !strings.HasPrefix(got, "HTTP/1.1 400") || exec.jobs.Load() != 0 {
+		t.Fatalf("20,000 chunked file parts: %q, want 400 before PHP", got)
+	}
+	if left, _ := filepathGlob(dir); len(left) != 0 {
+		t.Fatalf("files left in the upload dir: %d", len(left))
+	}
+}

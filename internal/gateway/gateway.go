@@ -100,6 +100,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	case errors.Is(err, errBodyTooLarge):
 		h.reject(ctx, fasthttp.StatusRequestEntityTooLarge, "request body larger than max_body_size")
 		return
+	case isTimeout(err):
+		h.reject(ctx, fasthttp.StatusRequestTimeout, "request body not received within the read timeout")
+		return
 	case err != nil:
 		h.reject(ctx, fasthttp.StatusBadRequest, "request body could not be read")
 		h.log.Debug("request body could not be read", "uri", string(ctx.RequestURI()), "error", err)
@@ -217,6 +220,11 @@ func (h *Handler) fail(ctx *fasthttp.RequestCtx, status int, msg string, err err
 		body += "\n\n" + err.Error()
 	}
 	ctx.SetBodyString(body + "\n")
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // ProtocolError answers requests fasthttp could not read, with the status that

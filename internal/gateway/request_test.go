@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
 	"os/exec"
 	"strings"
@@ -82,5 +83,30 @@ func TestEncodedRequestUnserializesInPHP(t *testing.T) {
 				t.Fatalf("PHP decoded\n%s\nwant\n%s", got, c.want)
 			}
 		})
+	}
+}
+
+// Past smallGroup headers the grouping uses a map; PHP must see the same
+// shape: first-seen order, repeated names as one list in arrival order.
+func TestManyHeadersGroupedInOrder(t *testing.T) {
+	var raw, want strings.Builder
+	raw.WriteString("GET / HTTP/1.1\r\nHost: h\r\n")
+	for i := range 30 {
+		fmt.Fprintf(&raw, "X-H%d: %d\r\n", i, i)
+		if i > 0 {
+			want.WriteString(",")
+		}
+		fmt.Fprintf(&want, `"X-H%d":["%d"`, i, i)
+		if i == 3 {
+			want.WriteString(`,"again"`)
+		}
+		want.WriteString("]")
+	}
+	raw.WriteString("X-H3: again\r\nCookie: " + strings.Repeat("k=1; ", 40) + "z=2\r\n\r\n")
+	enc := testHandler.encodeRequest(nil, requestCtx(t, raw.String()), nil, nil, false, "")
+	got := unserializeInPHP(t, enc)
+	// fasthttp lists Host and Cookie first; the rest keep their order.
+	if !strings.Contains(got, want.String()+"}") || !strings.Contains(got, `"headers":{"Host":["h"],`) || !strings.Contains(got, `"cookies":{"k":"1","z":"2"}`) {
+		t.Fatalf("PHP decoded\n%s\nwant headers %s and cookies k=1, z=2", got, want.String())
 	}
 }
