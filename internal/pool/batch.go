@@ -11,6 +11,17 @@ import "time"
 // stay held in the server, where a worker that frees up first can take them.
 const batchBudget = time.Millisecond
 
+// depth is how many jobs one worker may hold, sent or held for it. A Fiber
+// worker runs them all at once; a sequential one runs them in turn, so it is
+// given no more than one write's worth: the rest wait in the pool's one queue,
+// in arrival order, for whichever worker frees up first, as with php-fpm.
+func (p *Pool) depth() int {
+	if p.opt.Concurrent {
+		return p.opt.Pipeline
+	}
+	return p.batchLimit()
+}
+
 // batchLimit is how many held jobs the next write to a sequential worker may
 // carry: all of them up to the pipeline depth while jobs are short, one at a
 // time once a job takes a millisecond or more on average.

@@ -82,8 +82,9 @@ func (p *Pool) withdraw(j *job) bool {
 // new ones.
 func (p *Pool) pickLocked() *Worker {
 	var best *Worker
+	depth := p.depth()
 	for _, w := range p.workers {
-		if w.state.accepts() && w.load < p.opt.Pipeline && (best == nil || w.load < best.load) {
+		if w.state.accepts() && w.load < depth && (best == nil || w.load < best.load) {
 			best = w
 			if w.load == 0 {
 				break
@@ -225,7 +226,7 @@ func (p *Pool) dispatchLocked() {
 // they are.
 func (p *Pool) steal(w *Worker) {
 	p.mu.Lock()
-	room := p.opt.Pipeline - w.load
+	room := p.depth() - w.load
 	if p.opt.MaxJobs > 0 {
 		room = min(room, p.opt.MaxJobs-w.dispatched)
 	}
