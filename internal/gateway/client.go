@@ -14,14 +14,14 @@ import (
 // deploy drains the requests it accepted). fasthttp does not read a connection
 // while its handler runs, so the closed connection is found by peeking at the
 // socket: on demand in Err, and every goneEvery while someone waits on Done
-// (a job queued for a worker). A job that gets a worker at once never starts
-// the poller.
+// (a job queued for a worker). One watcher goroutine peeks at every waiting
+// connection, so waiting costs a map entry, not a goroutine and a timer.
 type clientGone struct {
 	conn     net.Conn
 	rc       syscall.RawConn
 	mu       sync.Mutex
-	done     chan struct{}
-	stop     chan struct{}
+	done     chan struct{} // kept across the requests of a connection until it fires
+	watched  bool
 	released bool
 	err      error
 }
@@ -33,8 +33,14 @@ const goneEvery = 50 * time.Millisecond
 // spares an allocation per request.
 func jobContext(c net.Conn) *clientGone {
 	if cc, ok := c.(*conn); ok {
-		cc.gone = clientGone{conn: c}
-		return &cc.gone
+		g := &cc.gone
+		g.mu.Lock()
+		g.released, g.err, g.watched = false, nil, false
+		if g.rc == nil {
+			g.conn = c
+		}
+		g.mu.Unlock()
+		return g
 	}
 	return &clientGone{conn: c}
 }
@@ -53,17 +59,17 @@ func (g *clientGone) rawLocked() syscall.RawConn {
 }
 
 func (g *clientGone) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (g *clientGone) Value(any) any               { return nil }
+func (g *clientGone) Value(any) any                { return nil }
 
 func (g *clientGone) Done() <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.done == nil {
 		g.done = make(chan struct{})
-		g.stop = make(chan struct{})
-		if g.rawLocked() != nil && !g.released {
-			go g.poll()
-		}
+	}
+	if !g.watched && !g.released && g.err == nil && g.rawLocked() != nil {
+		g.watched = true
+		watcher.add(g)
 	}
 	return g.done
 }
@@ -77,31 +83,80 @@ func (g *clientGone) Err() error {
 	return g.err
 }
 
-func (g *clientGone) poll() {
-	t := time.NewTicker(goneEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-g.stop:
-			return
-		case <-t.C:
-			if g.Err() != nil {
-				close(g.done)
-				return
-			}
-		}
+// check is the watcher's look: it closes done once the client is gone.
+func (g *clientGone) check() bool {
+	if g.Err() == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done != nil && !g.released {
+		close(g.done)
+		g.released = true // the connection is over; nothing reuses this context
+	}
+	return true
+}
+
+// release ends the job's watch; the connection then belongs to fasthttp again
+// and is not touched.
+func (g *clientGone) release() {
+	g.mu.Lock()
+	watched := g.watched
+	g.released, g.watched = true, false
+	g.mu.Unlock()
+	if watched {
+		watcher.remove(g)
 	}
 }
 
-// release stops the poller once the job is over; the connection then
-// belongs to fasthttp again and is not touched.
-func (g *clientGone) release() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.released && g.stop != nil {
-		close(g.stop)
+// goneWatcher peeks at the connections whose jobs wait, every goneEvery, on
+// one goroutine that exists only while some do.
+type goneWatcher struct {
+	mu      sync.Mutex
+	set     map[*clientGone]struct{}
+	running bool
+}
+
+var watcher = &goneWatcher{set: map[*clientGone]struct{}{}}
+
+func (w *goneWatcher) add(g *clientGone) {
+	w.mu.Lock()
+	w.set[g] = struct{}{}
+	if !w.running {
+		w.running = true
+		go w.loop()
 	}
-	g.released = true
+	w.mu.Unlock()
+}
+
+func (w *goneWatcher) remove(g *clientGone) {
+	w.mu.Lock()
+	delete(w.set, g)
+	w.mu.Unlock()
+}
+
+func (w *goneWatcher) loop() {
+	t := time.NewTicker(goneEvery)
+	defer t.Stop()
+	var batch []*clientGone
+	for range t.C {
+		w.mu.Lock()
+		if len(w.set) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		batch = batch[:0]
+		for g := range w.set {
+			batch = append(batch, g)
+		}
+		w.mu.Unlock()
+		for _, g := range batch {
+			if g.check() {
+				w.remove(g)
+			}
+		}
+	}
 }
 
 // peerClosed peeks one byte without blocking: 0 bytes read means the client

@@ -10,11 +10,11 @@ import (
 // whichever worker frees up first, instead of behind a slow job in a batch.
 func TestSlowJobsShrinkTheBatch(t *testing.T) {
 	p := newPool(t, Options{NumWorkers: 1, Pipeline: 16})
-	for range 3 { // measured for real: three jobs of 5 ms, one write each
-		must(t, p, "sleep:5")
+	for range 3 { // measured for real: three jobs of 10 ms, one write each
+		must(t, p, "sleep:10")
 	}
 	if got := p.batchLimit(); got != 1 {
-		t.Fatalf("after 5 ms jobs the batch limit is %d, want 1", got)
+		t.Fatalf("after 10 ms jobs the batch limit is %d, want 1", got)
 	}
 	before := p.Workers()[0].Writes
 	var wg sync.WaitGroup

@@ -56,6 +56,9 @@ func (p *Pool) run(ctx context.Context, j *job) result {
 // wait returns the job's result, or drops the job when ctx ends while it is
 // still unsent.
 func (p *Pool) wait(ctx context.Context, j *job) result {
+	if j.written.Load() {
+		return <-j.ch
+	}
 	select {
 	case r := <-j.ch:
 		return r

@@ -169,6 +169,7 @@ func (w *Worker) encodeLocked() []byte {
 	for _, j := range w.pending[:n] {
 		buf = frame.Append(buf, frame.CodecRaw, 0, []uint32{uint32(len(j.ctx)), j.id}, j.ctx, j.body)
 		j.sent = true
+		j.written.Store(true)
 		w.held -= frame.Size(2, len(j.ctx)+len(j.body))
 		if track {
 			w.order = append(w.order, j.id)

@@ -35,6 +35,11 @@ type job struct {
 	body []byte
 	w    *Worker // the worker holding it; moves only under the pool's lock
 
+	// written mirrors sent for Exec's wait, which reads it without w.mu: a
+	// job already written cannot be withdrawn, so its caller need not watch
+	// for the client leaving (watching costs the gateway a registration).
+	written atomic.Bool
+
 	// On w, under w.mu.
 	id       uint32
 	sent     bool  // written: from then on the worker owns it
