@@ -338,3 +338,68 @@ func TestWorkerHeadersAreChecked(t *testing.T) {
 		t.Errorf("/ok: %q", resp)
 	}
 }
+
+// An app writing to STDOUT must not corrupt the relay: no request, its own
+// or another's, fails.
+func TestStdoutWritesFailNoRequest(t *testing.T) {
+	s := startFerry(t, appConfig(""))
+	var wg sync.WaitGroup
+	failed := make(chan string, 100)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			path := "/pid"
+			if i%4 == 0 {
+				path = "/stdout"
+			}
+			resp, err := client.Get(s.url + path)
+			if err != nil {
+				failed <- path + ": " + err.Error()
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				failed <- fmt.Sprintf("%s: %d", path, resp.StatusCode)
+			}
+		}()
+	}
+	wg.Wait()
+	close(failed)
+	for f := range failed {
+		t.Error(f)
+	}
+	if !waitLog(s, "log line on stdout") {
+		t.Fatalf("the app's stdout did not reach the log:\n%s", s.logText())
+	}
+}
+
+// Each job's exec_ttl clock runs from its own start: a queue of healthy
+// one-second jobs on one worker is never killed as a batch.
+func TestExecTTLTimesEachJob(t *testing.T) {
+	s := startFerry(t, strings.Replace(appConfig("  exec_ttl: 1500ms\n"), "num_workers: 2", "num_workers: 1", 1))
+	var wg sync.WaitGroup
+	statuses := make(chan int, 6)
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := client.Get(s.url + "/sleep?ms=500")
+			if err != nil {
+				statuses <- -1
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		if st != 200 {
+			t.Errorf("a 500 ms job under exec_ttl 1.5s got %d", st)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/valyala/fasthttp"
 )
 
 // scripted answers every job with what answer returns; it stands in for a
@@ -347,5 +348,44 @@ func TestChunkedMultipartHasThePartLimit(t *testing.T) {
 	}
 	if left, _ := filepathGlob(dir); len(left) != 0 {
 		t.Fatalf("files left in the upload dir: %d", len(left))
+	}
+}
+
+// A client that stops reading the answer is cut off at write_timeout.
+func TestWriteTimeoutCutsAClientThatStopsReading(t *testing.T) {
+	big := make([]byte, 32<<20)
+	exec := &scripted{answer: func(context.Context, []byte, []byte) (pool.Result, error) {
+		return pool.Result{Context: []byte(`{"status":200}`), Body: big}, nil
+	}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(exec, Options{}).Server(ServerLimits{WriteTimeout: 300 * time.Millisecond, ReadTimeout: 10 * time.Second, MaxHeaderSize: 64 << 10})
+	closed := make(chan struct{}, 1)
+	srv.ConnState = func(_ net.Conn, st fasthttp.ConnState) {
+		if st == fasthttp.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	go srv.Serve(Listener(ln))
+	t.Cleanup(func() { srv.Shutdown() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server kept writing to a client that reads nothing")
+	}
+	// What the kernels still hold drains, then the stream ends short.
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	n, _ := io.Copy(io.Discard, c)
+	if n >= int64(len(big)) {
+		t.Fatalf("read %d bytes: the whole answer arrived after the write timeout", n)
 	}
 }

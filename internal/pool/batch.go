@@ -38,8 +38,11 @@ func (p *Pool) batchLimit() int {
 }
 
 // observeBatch records the time a sequential worker took to answer a write of
-// n jobs, from the write to its last answer, in a moving average per job
-// (weight 1/8 for the newest).
+// n jobs, from the write to its last answer, in a moving average per job that
+// rises fast (half the way to a slower batch) and falls slowly (a sixteenth of
+// the way to a faster one): one slow job among fast ones is enough to stop
+// batching for a while, since it is the job every later one in a batch would
+// wait for.
 func (p *Pool) observeBatch(took time.Duration, n int) {
 	if n <= 0 || took <= 0 {
 		return
@@ -48,8 +51,12 @@ func (p *Pool) observeBatch(took time.Duration, n int) {
 	for {
 		old := p.jobNanos.Load()
 		next := x
-		if old > 0 {
-			next = old + (x-old)/8
+		switch {
+		case old <= 0:
+		case x > old:
+			next = old + (x-old)/2
+		default:
+			next = old - (old-x)/16
 		}
 		if p.jobNanos.CompareAndSwap(old, next) {
 			return

@@ -40,8 +40,14 @@ func TestShortJobsKeepTheWholeBatch(t *testing.T) {
 	if got := p.batchLimit(); got != 16 {
 		t.Fatalf("with 20 µs jobs the batch limit is %d, want the pipeline depth 16", got)
 	}
-	p.observeBatch(80_000_000, 1) // one 80 ms job moves the average by an eighth
+	p.observeBatch(80_000_000, 1) // one 80 ms job moves the average halfway
 	if got := p.batchLimit(); got != 1 {
 		t.Fatalf("after an 80 ms job the batch limit is %d, want 1", got)
+	}
+	for range 20 { // twenty fast batches after it: still one at a time
+		p.observeBatch(20_000, 1)
+	}
+	if got := p.batchLimit(); got != 1 {
+		t.Fatalf("20 fast jobs after an 80 ms one: batch limit %d, want still 1", got)
 	}
 }

@@ -52,6 +52,11 @@ $worker->run(static function (Request $r) use (&$counter): Response {
             return Response::text(($status !== false && $status['opcache_enabled'] ? 'opcache on' : 'opcache off') . ", $pre");
         case '/pid':
             return Response::text((string)getmypid());
+        case '/stdout':
+            // What a "log to stdout" handler does: it must not reach the relay.
+            fwrite(STDOUT, "<!DOCTYPE html><p>log line on stdout</p>\n");
+            file_put_contents('php://stdout', "another line\n");
+            return Response::text('wrote to stdout');
         case '/alloc':
             $keep = str_repeat('x', (int)($r->query()['mb'] ?? 0) << 20);
             return Response::text((string)strlen($keep));
