@@ -60,7 +60,15 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 		}
 		fmt.Fprintf(w, "ok: %d workers ready\n", ready)
 	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { writeMetrics(w, p.Workers(), p.Queued()) })
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		writeMetrics(w, p.Workers(), p.Queued())
+		limit, per := p.BatchLimit()
+		// How the pool sizes its batches to sequential workers (docs/config.md, pool.pipeline).
+		fmt.Fprintln(w, "# TYPE ferry_batch_limit gauge")
+		fmt.Fprintf(w, "ferry_batch_limit %d\n", limit)
+		fmt.Fprintln(w, "# TYPE ferry_job_seconds_estimate gauge")
+		fmt.Fprintf(w, "ferry_job_seconds_estimate %g\n", per.Seconds())
+	})
 	// Profiling stays on the private socket: `curl --unix-socket ferry.sock http://f/debug/pprof/profile`.
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

@@ -251,6 +251,33 @@ func TestReadHeaderAndIdleTimeouts(t *testing.T) {
 	}
 }
 
+// idle_timeout 0 means read_timeout, as documented, not read_header_timeout.
+func TestIdleTimeoutZeroUsesReadTimeout(t *testing.T) {
+	s := startFerry(t, strings.Replace(appConfig(""), "max_body_size: 1MiB", "max_body_size: 1MiB\n  read_header_timeout: 300ms\n  read_timeout: 20s\n  idle_timeout: 0s", 1))
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for i := range 2 {
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "GET /pid HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatalf("request %d on the kept-alive connection: %v", i+1, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		if i == 0 {
+			// Idle for three read_header_timeouts: the connection must still be open.
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			if _, err := r.ReadByte(); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("idle connection after 1 s with idle_timeout 0 and read_timeout 20s: %v, want it still open", err)
+			}
+		}
+	}
+}
+
 // max_memory becomes PHP's memory_limit: one request cannot grow past it.
 func TestMaxMemoryBoundsOneRequest(t *testing.T) {
 	s := startFerry(t, appConfig("  max_memory: 64MiB\n"))
@@ -310,6 +337,7 @@ func TestMalformedRequestsNeverReachPHP(t *testing.T) {
 		{"version", "GET /counter HTTP/9.9\r\nHost: a\r\n\r\n", "HTTP/1.1 505"},
 		{"CONNECT", "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", "HTTP/1.1 405"},
 		{"no colon", "GET /counter HTTP/1.1\r\nHost: a\r\nNoColon\r\n\r\n", "HTTP/1.1 400"},
+		{"7000 headers", "GET /counter HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("X:\r\n", 7000) + "\r\n", "HTTP/1.1 431"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -63,3 +63,9 @@ func (p *Pool) observeBatch(took time.Duration, n int) {
 		}
 	}
 }
+
+// BatchLimit is the number of jobs the next write to a sequential worker may
+// carry, and JobTime the measured time per job it comes from (metrics).
+func (p *Pool) BatchLimit() (int, time.Duration) {
+	return p.depth(), time.Duration(p.jobNanos.Load())
+}
