@@ -25,6 +25,10 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	// Caught from the start: once "serving" is printed a deploy script may
+	// send SIGHUP or SIGTERM at once, and their default action kills.
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	gopt, err := gatewayOptions(cfg, log)
 	if err != nil {
 		return err
@@ -55,8 +59,6 @@ func serve(args []string) error {
 		"admin", cfg.Admin.Socket, "go_procs", procs, "version", version)
 	fmt.Fprintf(os.Stderr, "Ferry is serving on http://%s (Ctrl-C to stop)\n", ln.Addr())
 
-	sig := make(chan os.Signal, 4)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	for {
 		select {
 		case err := <-errc:
