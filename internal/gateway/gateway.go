@@ -97,13 +97,14 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	b, err := h.readBody(ctx)
 	defer b.release()
 	switch {
+	case err == nil: // errors.As walks by reflection: not on every request
 	case errors.Is(err, errBodyTooLarge):
 		h.reject(ctx, fasthttp.StatusRequestEntityTooLarge, "request body larger than max_body_size")
 		return
 	case isTimeout(err):
 		h.reject(ctx, fasthttp.StatusRequestTimeout, "request body not received within the read timeout")
 		return
-	case err != nil:
+	default:
 		h.reject(ctx, fasthttp.StatusBadRequest, "request body could not be read")
 		h.log.Debug("request body could not be read", "uri", string(ctx.RequestURI()), "error", err)
 		return
