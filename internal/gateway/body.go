@@ -37,31 +37,16 @@ func (h *Handler) readBody(ctx *fasthttp.RequestCtx) (body, error) {
 		return body{}, errBodyTooLarge
 	}
 	b := body{buf: bodyBufs.Get().(*[]byte)}
-	mem := (*b.buf)[:0]
-	limit := h.opt.BodyBufferSize
-	for int64(len(mem)) < limit || (limit > 0 && len(mem) < cap(mem)) {
-		if len(mem) == cap(mem) {
-			mem = append(mem, 0)[:len(mem)]
-		}
-		n, err := src.Read(mem[len(mem):cap(mem)])
-		mem = mem[:len(mem)+n]
-		if int64(len(mem)) > max {
-			*b.buf = mem[:0]
-			b.release()
-			return body{}, errBodyTooLarge
-		}
-		if err == io.EOF {
-			*b.buf = mem[:0]
-			b.mem = mem
-			return b, nil
-		}
-		if err != nil {
-			*b.buf = mem[:0]
-			b.release()
-			return body{}, err
-		}
+	mem, err := readUpTo((*b.buf)[:0], src, h.opt.BodyBufferSize, max)
+	*b.buf = mem[:0] // the pool keeps the grown buffer
+	switch {
+	case err == io.EOF:
+		b.mem = mem
+		return b, nil
+	case err != nil:
+		b.release()
+		return body{}, err
 	}
-	*b.buf = mem[:0]
 	f, err := os.CreateTemp(h.opt.Uploads.Dir, "ferry-body-*")
 	if err != nil {
 		b.release()
@@ -84,6 +69,26 @@ func (h *Handler) readBody(ctx *fasthttp.RequestCtx) (body, error) {
 		return body{}, err
 	}
 	return b, nil
+}
+
+// readUpTo appends src to mem until EOF (returned as io.EOF) or until mem
+// holds more than limit bytes (nil: the rest is for a file); 0 = no memory.
+// More than max bytes in all is errBodyTooLarge.
+func readUpTo(mem []byte, src io.Reader, limit, max int64) ([]byte, error) {
+	for int64(len(mem)) < limit || (limit > 0 && len(mem) < cap(mem)) {
+		if len(mem) == cap(mem) {
+			mem = append(mem, 0)[:len(mem)]
+		}
+		n, err := src.Read(mem[len(mem):cap(mem)])
+		mem = mem[:len(mem)+n]
+		if int64(len(mem)) > max {
+			return mem, errBodyTooLarge
+		}
+		if err != nil {
+			return mem, err
+		}
+	}
+	return mem, nil
 }
 
 // reader gives the body again, for the multipart parser.

@@ -35,6 +35,9 @@ func jobContext(c net.Conn) *clientGone {
 	if cc, ok := c.(*conn); ok {
 		g := &cc.gone
 		g.mu.Lock()
+		if g.err != nil {
+			g.done = nil // it may have been closed for the request before
+		}
 		g.released, g.err, g.watched = false, nil, false
 		if g.rc == nil {
 			g.conn = c

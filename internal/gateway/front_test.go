@@ -336,7 +336,7 @@ func TestChunkedMultipartHasThePartLimit(t *testing.T) {
 	}
 	body.WriteString("--XX--\r\n")
 	var req strings.Builder
-	req.WriteString("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Type: multipart/form-data; boundary=XX\r\n\r\n")
+	req.WriteString("POST / HTTP/1.1\r\nHost: a\r\nConnection: close\r\nTransfer-Encoding: chunked\r\nContent-Type: multipart/form-data; boundary=XX\r\n\r\n")
 	b := body.String()
 	for i := 0; i < len(b); i += 8192 {
 		c := b[i:min(i+8192, len(b))]

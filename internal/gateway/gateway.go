@@ -122,10 +122,11 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		if err != nil {
 			var le *LimitError
 			switch {
+			// The body has been read whole: the connection stays usable.
 			case errors.As(err, &le):
-				h.reject(ctx, le.Status(), le.Error())
+				h.fail(ctx, le.Status(), le.Error(), nil)
 			case errors.Is(err, errMalformed):
-				h.reject(ctx, fasthttp.StatusBadRequest, "malformed multipart body")
+				h.fail(ctx, fasthttp.StatusBadRequest, "malformed multipart body", nil)
 			default:
 				h.fail(ctx, fasthttp.StatusInternalServerError, "uploads could not be stored", err)
 			}
