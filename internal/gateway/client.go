@@ -62,7 +62,7 @@ func (g *clientGone) rawLocked() syscall.RawConn {
 }
 
 func (g *clientGone) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (g *clientGone) Value(any) any                { return nil }
+func (g *clientGone) Value(any) any               { return nil }
 
 func (g *clientGone) Done() <-chan struct{} {
 	g.mu.Lock()
