@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"testing"
@@ -92,5 +93,28 @@ func TestMovingLaterArmsNoTimer(t *testing.T) {
 	}
 	if got, want := c.readSet.Load(), now.Add(time.Minute).UnixNano(); got != want {
 		t.Fatalf("armed deadline moved to %d, want it left at %d", got, want)
+	}
+}
+
+// A static file leaves through ReadFrom (sendfile), which must honour a
+// deadline moved later as Write does: before, the earlier armed deadline of a
+// previous response on the connection cut the file short.
+func TestSendfileHonoursTheDeadlineMovedLater(t *testing.T) {
+	c, _ := pair(t) // the client never reads, so the file blocks
+	f, err := os.Create(t.TempDir() + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	c.SetWriteDeadline(now.Add(100 * time.Millisecond))
+	c.SetWriteDeadline(now.Add(500 * time.Millisecond))
+	_, err = c.ReadFrom(&io.LimitedReader{R: f, N: 64 << 20})
+	d := time.Since(now)
+	if !errors.Is(err, os.ErrDeadlineExceeded) || d < 450*time.Millisecond {
+		t.Fatalf("sendfile ended after %v with %v, want a deadline error after about 500ms", d, err)
 	}
 }
