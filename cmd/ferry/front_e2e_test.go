@@ -69,35 +69,54 @@ func (s *server) waitExit(t testing.TB, d time.Duration) (int, time.Duration) {
 	return s.cmd.ProcessState.ExitCode(), time.Since(start)
 }
 
+// getAll sends one GET per path at once; wait returns, for each request that
+// did not get a 200, its path and what it got instead.
+func (s *server) getAll(paths ...string) (wait func() []string) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad []string
+	for _, path := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := ""
+			if resp, err := client.Get(s.url + path); err != nil {
+				got = err.Error()
+			} else {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					got = strconv.Itoa(resp.StatusCode)
+				}
+			}
+			if got != "" {
+				mu.Lock()
+				bad = append(bad, path+": "+got)
+				mu.Unlock()
+			}
+		}()
+	}
+	return func() []string { wg.Wait(); return bad }
+}
+
+func repeat(path string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = path
+	}
+	return out
+}
+
 // A deploy drains: requests already accepted, those waiting for a worker
 // included, are answered after SIGTERM.
 func TestSIGTERMDrainsQueuedRequests(t *testing.T) {
 	s := startFerry(t, strings.Replace(appConfig("  pipeline: 1\n"), "num_workers: 2", "num_workers: 1", 1))
 	const n = 8
-	var wg sync.WaitGroup
-	statuses := make(chan int, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resp, err := http.Get(s.url + "/sleep?ms=200")
-			if err != nil {
-				statuses <- -1
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			statuses <- resp.StatusCode
-		}()
-	}
+	wait := s.getAll(repeat("/sleep?ms=200", n)...)
 	until(t, "7 queued jobs", 10*time.Second, func() bool { return s.metric(t, "ferry_jobs_queued") == n-1 })
 	s.cmd.Process.Signal(syscall.SIGTERM)
-	wg.Wait()
-	close(statuses)
-	for st := range statuses {
-		if st != 200 {
-			t.Errorf("a request accepted before SIGTERM got %d", st)
-		}
+	for _, bad := range wait() {
+		t.Errorf("a request accepted before SIGTERM failed: %s", bad)
 	}
 	if code, _ := s.waitExit(t, 20*time.Second); code != 0 {
 		t.Fatalf("exit code %d after a clean drain", code)
@@ -371,32 +390,12 @@ func TestWorkerHeadersAreChecked(t *testing.T) {
 // or another's, fails.
 func TestStdoutWritesFailNoRequest(t *testing.T) {
 	s := startFerry(t, appConfig(""))
-	var wg sync.WaitGroup
-	failed := make(chan string, 100)
-	for i := range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			path := "/pid"
-			if i%4 == 0 {
-				path = "/stdout"
-			}
-			resp, err := client.Get(s.url + path)
-			if err != nil {
-				failed <- path + ": " + err.Error()
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				failed <- fmt.Sprintf("%s: %d", path, resp.StatusCode)
-			}
-		}()
+	paths := repeat("/pid", 40)
+	for i := 0; i < len(paths); i += 4 {
+		paths[i] = "/stdout"
 	}
-	wg.Wait()
-	close(failed)
-	for f := range failed {
-		t.Error(f)
+	for _, bad := range s.getAll(paths...)() {
+		t.Error(bad)
 	}
 	if !waitLog(s, "log line on stdout") {
 		t.Fatalf("the app's stdout did not reach the log:\n%s", s.logText())
@@ -407,27 +406,7 @@ func TestStdoutWritesFailNoRequest(t *testing.T) {
 // one-second jobs on one worker is never killed as a batch.
 func TestExecTTLTimesEachJob(t *testing.T) {
 	s := startFerry(t, strings.Replace(appConfig("  exec_ttl: 1500ms\n"), "num_workers: 2", "num_workers: 1", 1))
-	var wg sync.WaitGroup
-	statuses := make(chan int, 6)
-	for range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resp, err := client.Get(s.url + "/sleep?ms=500")
-			if err != nil {
-				statuses <- -1
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			statuses <- resp.StatusCode
-		}()
-	}
-	wg.Wait()
-	close(statuses)
-	for st := range statuses {
-		if st != 200 {
-			t.Errorf("a 500 ms job under exec_ttl 1.5s got %d", st)
-		}
+	for _, bad := range s.getAll(repeat("/sleep?ms=500", 6)...)() {
+		t.Errorf("a 500 ms job under exec_ttl 1.5s failed: %s", bad)
 	}
 }
