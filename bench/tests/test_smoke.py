@@ -4,32 +4,16 @@ them, and writes a report and results.json full of numbers."""
 import json
 import os
 import re
-import subprocess
-import sys
-import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
-BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from quickrun import QuickRun
+
 SYSTEMS = ["ferry", "ferry-p1", "fpm", "fpm-preload", "php-s", "go", "go-nethttp"]
 
 
-class QuickHelloTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.out = tempfile.TemporaryDirectory(prefix="ferry-bench-smoke-")
-        cls.proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--scenario", "hello",
-                                   "--out", cls.out.name], capture_output=True, text=True, timeout=120)
-        runs = os.listdir(cls.out.name)
-        cls.dir = os.path.join(cls.out.name, runs[0]) if len(runs) == 1 else None
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.out.cleanup()
-
-    def setUp(self):
-        self.assertEqual(self.proc.returncode, 0, self.proc.stdout[-3000:] + self.proc.stderr[-3000:])
-        self.assertIsNotNone(self.dir, "expected exactly one results directory")
+class QuickHelloTest(QuickRun, unittest.TestCase):
+    scenario = "hello"
 
     def test_results_json_has_numbers_for_every_system(self):
         with open(os.path.join(self.dir, "results.json")) as f:

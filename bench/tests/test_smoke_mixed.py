@@ -5,31 +5,14 @@ classes of both systems (a few seconds)."""
 import json
 import os
 import re
-import subprocess
-import sys
-import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
-BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from quickrun import QuickRun
 
 
-class QuickMixedTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.out = tempfile.TemporaryDirectory(prefix="ferry-bench-smoke-mixed-")
-        cls.proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--scenario", "mixed",
-                                   "--out", cls.out.name], capture_output=True, text=True, timeout=120)
-        runs = os.listdir(cls.out.name)
-        cls.dir = os.path.join(cls.out.name, runs[0]) if len(runs) == 1 else None
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.out.cleanup()
-
-    def setUp(self):
-        self.assertEqual(self.proc.returncode, 0, self.proc.stdout[-3000:] + self.proc.stderr[-3000:])
-        self.assertIsNotNone(self.dir, "expected exactly one results directory")
+class QuickMixedTest(QuickRun, unittest.TestCase):
+    scenario = "mixed"
 
     def test_both_systems_and_both_classes_are_measured(self):
         with open(os.path.join(self.dir, "results.json")) as f:
