@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin/ferry
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PHPUNIT  := phpunit --colors=never
-PHP_PKGS := worker msgpack tarantool
+PHP_PKGS := worker msgpack tarantool symfony laravel
 
 .PHONY: all deps build run test test-go test-php test-bench fuzz bench clean
 
