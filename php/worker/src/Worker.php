@@ -73,7 +73,7 @@ final class Worker
     public static function create(?bool $fibers = null, ?int $maxConcurrency = null): self
     {
         $token = Environment::takeRelayToken();
-        $relay = StreamRelay::fromDsn((string) getenv('FERRY_RELAY'));
+        $relay = StreamRelay::fromDsn(Environment::takeRelay());
         $maxPayload = Environment::int('FERRY_MAX_PAYLOAD', FrameCodec::DEFAULT_MAX_PAYLOAD);
 
         return new self(
@@ -83,6 +83,21 @@ final class Worker
             new FrameCodec($maxPayload),
             token: $token,
         );
+    }
+
+    /**
+     * Whether Ferry started this process as a worker. Takes the relay settings
+     * (FERRY_RELAY, FERRY_RELAY_TOKEN) out of the environment on the first call, so that
+     * application code never sees the secret and the programs it starts do not take
+     * themselves for workers; create() reads them from here. Call it before the
+     * application reads its environment when that happens before the worker is built
+     * (a framework runtime handing $_SERVER to the app, for instance).
+     */
+    public static function claimEnvironment(): bool
+    {
+        Environment::takeRelayToken();
+
+        return Environment::takeRelay() !== '';
     }
 
     /**

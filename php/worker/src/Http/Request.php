@@ -309,6 +309,9 @@ final class Request
         }
         foreach ($this->headers as $header => $values) {
             $key = strtoupper(strtr($header, '-', '_'));
+            if ($key === 'HOST' && $this->host !== '') {
+                continue; // the server's host, after trusted proxies, as SERVER_NAME has it
+            }
             $value = implode($key === 'COOKIE' ? '; ' : ', ', $values);
             if ($key === 'CONTENT_TYPE' || $key === 'CONTENT_LENGTH') {
                 $server[$key] = $value;

@@ -10,9 +10,25 @@ namespace Ferry\Worker\Internal;
 final class Environment
 {
     public const TOKEN = 'FERRY_RELAY_TOKEN';
+    public const RELAY = 'FERRY_RELAY';
 
     private static ?string $token = null;
     private static bool $tokenTaken = false;
+    private static ?string $relay = null;
+
+    /**
+     * Where the relay is (FERRY_RELAY), read once and then removed from the environment:
+     * a program the application starts (`php bin/console ...`) must not take itself for
+     * a worker of this server.
+     */
+    public static function takeRelay(): string
+    {
+        if (self::$relay === null) {
+            self::$relay = self::take(self::RELAY) ?? '';
+        }
+
+        return self::$relay;
+    }
 
     /**
      * The secret the worker proves itself with in the handshake. It is read once and then
@@ -23,16 +39,22 @@ final class Environment
     {
         if (!self::$tokenTaken) {
             self::$tokenTaken = true;
-            $value = getenv(self::TOKEN);
-            if ($value === false) {
-                $value = $_SERVER[self::TOKEN] ?? $_ENV[self::TOKEN] ?? '';
-            }
-            self::$token = \is_string($value) && $value !== '' ? $value : null;
-            putenv(self::TOKEN);
-            unset($_ENV[self::TOKEN], $_SERVER[self::TOKEN]);
+            self::$token = self::take(self::TOKEN);
         }
 
         return self::$token;
+    }
+
+    private static function take(string $name): ?string
+    {
+        $value = getenv($name);
+        if ($value === false) {
+            $value = $_SERVER[$name] ?? $_ENV[$name] ?? '';
+        }
+        putenv($name);
+        unset($_ENV[$name], $_SERVER[$name]);
+
+        return \is_string($value) && $value !== '' ? $value : null;
     }
 
     public static function int(string $name, int $default): int

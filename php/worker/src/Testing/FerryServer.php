@@ -97,13 +97,13 @@ final class FerryServer
     {
         $status = \proc_get_status($this->proc);
         if ($status['running']) {
-            \posix_kill($status['pid'], \SIGTERM);
+            \proc_terminate($this->proc, 15); // SIGTERM, without needing ext-pcntl for the constant
             $deadline = \microtime(true) + $grace;
             while (($status = \proc_get_status($this->proc))['running'] && \microtime(true) < $deadline) {
                 $this->pump(0.05);
             }
             if ($status['running']) {
-                \posix_kill($status['pid'], \SIGKILL);
+                \proc_terminate($this->proc, 9);
             }
         }
         $this->pump(0.0);
