@@ -6,7 +6,7 @@ VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PHPUNIT  := phpunit --colors=never
 PHP_PKGS := worker msgpack tarantool symfony laravel
 
-.PHONY: all deps build run test test-go test-php test-bench fuzz bench clean
+.PHONY: all deps build run test test-go test-php test-packages test-bench fuzz bench clean
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 run: deps build
 	scripts/run.sh
 
-test: deps build test-go test-php test-bench fuzz
+test: deps build test-packages test-go test-php test-bench fuzz
 	@echo "make test: all suites passed"
 
 test-go:
@@ -30,6 +30,12 @@ test-php:
 	@set -e; for p in $(PHP_PKGS); do \
 	  if [ -f php/$$p/phpunit.xml.dist ]; then echo "== php/$$p"; $(PHPUNIT) -c php/$$p/phpunit.xml.dist; fi; \
 	done
+
+# Static checks of the PHP code (php -l and scripts/phpcheck.php), then `composer validate
+# --strict` and an offline `composer install` of each package as its README says.
+test-packages:
+	scripts/phpcheck.sh
+	scripts/composer_test.sh
 
 # The harness's own tests and a one-second smoke run of the hello scenario.
 test-bench:
