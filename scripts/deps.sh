@@ -7,7 +7,7 @@ pkgs=(php8.2-cli php8.2-fpm php8.2-opcache php8.2-dev php8.2-msgpack php8.2-gmp 
       php-psr-http-message php-psr-http-factory php-nyholm-psr7
       php-symfony-runtime php-symfony-framework-bundle php-symfony-http-kernel php-symfony-http-foundation
       php-symfony-routing php-symfony-dependency-injection php-symfony-config php-symfony-event-dispatcher
-      php-symfony-mime php-laravel-framework php-nikic-fast-route)
+      php-symfony-mime php-laravel-framework php-nikic-fast-route php8.2-sqlite3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,19 @@
+<?php
+
+declare(strict_types=1);
+
+// Lets bin/ferry-laravel and the tests run from a checkout without Composer: Ferry\Laravel\
+// from src/, and the worker SDK from the sibling package when Composer did not load it.
+spl_autoload_register(static function (string $class): void {
+    if (strncmp($class, 'Ferry\\Laravel\\', 14) !== 0) {
+        return;
+    }
+    $file = __DIR__ . '/src/' . str_replace('\\', '/', substr($class, 14)) . '.php';
+    if (is_file($file)) {
+        require $file;
+    }
+});
+
+if (!class_exists(Ferry\Worker\Worker::class) && is_file(dirname(__DIR__) . '/worker/autoload.php')) {
+    require dirname(__DIR__) . '/worker/autoload.php';
+}

@@ -1,0 +1,67 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Laravel\Http;
+
+use Ferry\Worker\Http\Response as FerryResponse;
+use Symfony\Component\HttpFoundation\BinaryFileResponse;
+use Symfony\Component\HttpFoundation\Response;
+use Symfony\Component\HttpFoundation\StreamedResponse;
+
+/**
+ * A Symfony/Illuminate response to Ferry's: status and phrase, headers as set (case kept),
+ * every cookie with all its attributes, and the body.
+ *
+ * Ferry's answer is one frame, so a streamed or file response is collected in memory
+ * first (what its sendContent() writes): keep them below pool.max_frame_size.
+ */
+final class ResponseBridge
+{
+    public static function toFerry(Response $response): FerryResponse
+    {
+        $status = $response->getStatusCode();
+        $ferry = new FerryResponse($status);
+        $phrase = (fn (): string => (string) $this->statusText)->call($response);
+        if ($phrase !== '' && $phrase !== (Response::$statusTexts[$status] ?? '')) {
+            $ferry->reason($phrase);
+        }
+        foreach ($response->headers->allPreserveCaseWithoutCookies() as $name => $values) {
+            // The server writes its own Date.
+            if (strcasecmp($name, 'Date') === 0) {
+                continue;
+            }
+            foreach ($values as $value) {
+                if ($value !== null) {
+                    $ferry->addHeader($name, (string) $value);
+                }
+            }
+        }
+        if (!$response->headers->has('Content-Type') && ($type = (string) ini_get('default_mimetype')) !== '') {
+            // PHP adds this under FPM when the application set none (error pages rendered
+            // by the exception handler, for one).
+            $charset = (string) ini_get('default_charset');
+            $ferry->header('Content-Type', $charset !== '' && str_starts_with($type, 'text/') ? "$type; charset=$charset" : $type);
+        }
+        foreach ($response->headers->getCookies() as $cookie) {
+            $ferry->addHeader('Set-Cookie', (string) $cookie);
+        }
+        if ($response instanceof StreamedResponse || $response instanceof BinaryFileResponse) {
+            $level = ob_get_level();
+            ob_start();
+            try {
+                $response->sendContent();
+            } finally {
+                $body = '';
+                while (ob_get_level() > $level) {
+                    $body = ob_get_clean() . $body;
+                }
+            }
+            $ferry->body = $body;
+        } else {
+            $ferry->body = (string) $response->getContent();
+        }
+
+        return $ferry;
+    }
+}

@@ -1,0 +1,1 @@
+<p>owner: {{ $owner }}</p>
