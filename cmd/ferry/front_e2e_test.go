@@ -410,3 +410,69 @@ func TestExecTTLTimesEachJob(t *testing.T) {
 		t.Errorf("a 500 ms job under exec_ttl 1.5s failed: %s", bad)
 	}
 }
+
+// A file answer is read by the server: the part asked for, HEAD without a body,
+// the file removed when the answer says so, and a 502 when it cannot be opened.
+func TestFileAnswers(t *testing.T) {
+	s := startFerry(t, appConfig(""))
+	resp, body := get(t, s.url+"/file?offset=3&length=5")
+	expectStatus(t, resp, body, 200)
+	if body != "defgh" || resp.Header.Get("Content-Type") != "text/plain" || resp.ContentLength != 5 {
+		t.Fatalf("ranged file answer: %q type %q length %d", body, resp.Header.Get("Content-Type"), resp.ContentLength)
+	}
+	kept := resp.Header.Get("X-Path")
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("a file sent without delete was removed: %v", err)
+	}
+	os.Remove(kept)
+
+	resp, body = get(t, s.url+"/file?delete=1")
+	expectStatus(t, resp, body, 200)
+	if body != "abcdefghijklmnopqrstuvwxyz" {
+		t.Fatalf("whole file answer: %q", body)
+	}
+	if _, err := os.Stat(resp.Header.Get("X-Path")); !os.IsNotExist(err) {
+		t.Fatalf("a file sent with delete is still there: %v", err)
+	}
+
+	req, _ := http.NewRequest(http.MethodHead, s.url+"/file?delete=1", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = readAll(t, resp)
+	if resp.StatusCode != 200 || body != "" || resp.ContentLength != 26 {
+		t.Fatalf("HEAD of a file answer: %d %q length %d", resp.StatusCode, body, resp.ContentLength)
+	}
+
+	resp, body = get(t, s.url+"/missing-file")
+	expectStatus(t, resp, body, 502)
+	until(t, "the missing file is logged", 10*time.Second, func() bool { return strings.Contains(s.logText(), "answer file") })
+	resp, body = get(t, s.url+"/counter")
+	expectStatus(t, resp, body, 200) // the worker lives on
+}
+
+// Output past the spool threshold goes to a temp file the server sends and
+// removes: the client gets all of it while PHP's memory stays flat.
+func TestSpooledOutput(t *testing.T) {
+	s := startFerry(t, appConfig(""))
+	tmp := os.TempDir()
+	before, _ := filepath.Glob(filepath.Join(tmp, "ferry-out-*"))
+	resp, body := get(t, s.url+"/spool?kib=8192")
+	expectStatus(t, resp, body, 200)
+	if len(body) != 8192*1024 || !strings.HasPrefix(body, "0...") || !strings.Contains(body, "\n8191.") {
+		t.Fatalf("spooled body: %d bytes", len(body))
+	}
+	if peak, _ := strconv.Atoi(resp.Header.Get("X-Peak")); peak > 6<<20 {
+		t.Fatalf("PHP's peak memory %d while printing 8 MiB: the body was buffered", peak)
+	}
+	after, _ := filepath.Glob(filepath.Join(tmp, "ferry-out-*"))
+	if len(after) > len(before) {
+		t.Fatalf("spool files left behind: %v", after)
+	}
+	resp, body = get(t, s.url+"/spool?kib=4")
+	expectStatus(t, resp, body, 200)
+	if len(body) != 4096 {
+		t.Fatalf("small output: %d bytes", len(body))
+	}
+}

@@ -147,7 +147,11 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.execFailed(ctx, err)
 		return
 	}
-	if err := writeAnswer(&ctx.Response, res.Context, res.Body); err != nil {
+	file, err := writeAnswer(&ctx.Response, res.Context, res.Body)
+	if err == nil && file != nil {
+		err = file.attach(ctx, res.Body)
+	}
+	if err != nil {
 		ctx.Response.Reset()
 		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
 	}

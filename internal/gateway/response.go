@@ -13,10 +13,11 @@ import (
 // {"status":N,"headers":{...}}, plus "reason" and "raw_headers" (base64 values
 // that are not UTF-8) when needed.
 type answer struct {
-	Status     int       `json:"status"`
-	Reason     string    `json:"reason"`
-	Headers    headerMap `json:"headers"`
-	RawHeaders headerMap `json:"raw_headers"`
+	Status     int         `json:"status"`
+	Reason     string      `json:"reason"`
+	Headers    headerMap   `json:"headers"`
+	RawHeaders headerMap   `json:"raw_headers"`
+	File       *fileAnswer `json:"file"`
 }
 
 // headerMap accepts [] too: PHP's json_encode writes an empty array that way.
@@ -34,45 +35,46 @@ func (h *headerMap) UnmarshalJSON(b []byte) error {
 // sends is trusted to be well formed: a header that would split the response
 // or a status that is not final makes the answer a 502, whatever the SDK
 // checked on its side.
-func writeAnswer(resp *fasthttp.Response, ctx, body []byte) error {
+func writeAnswer(resp *fasthttp.Response, ctx, body []byte) (*fileAnswer, error) {
 	// Without fasthttp's default type, an empty ContentType() below means the
 	// worker set none, and PHP's own default applies.
 	resp.Header.SetNoDefaultContentType(true)
+	var file *fileAnswer
 	status, ok := scanAnswer(ctx, resp)
 	if !ok {
 		// Anything the fast scanner did not expect gets the full JSON decoder.
 		resp.Header.Reset()
 		resp.Header.SetNoDefaultContentType(true)
 		var err error
-		if status, err = decodeAnswer(ctx, resp); err != nil {
-			return err
+		if status, file, err = decodeAnswer(ctx, resp); err != nil {
+			return nil, err
 		}
 	}
 	if status == 0 {
 		status = fasthttp.StatusOK
 	}
 	if status < 200 || status > 599 {
-		return fmt.Errorf("response status %d is not a final status (200-599)", status)
+		return nil, fmt.Errorf("response status %d is not a final status (200-599)", status)
 	}
 	if len(resp.Header.ContentType()) == 0 {
 		resp.Header.SetContentType("text/html; charset=UTF-8") // PHP's default
 	}
 	resp.SetStatusCode(status)
 	resp.SetBodyRaw(body)
-	return nil
+	return file, nil
 }
 
-func decodeAnswer(ctx []byte, resp *fasthttp.Response) (int, error) {
+func decodeAnswer(ctx []byte, resp *fasthttp.Response) (int, *fileAnswer, error) {
 	var a answer
 	if len(ctx) > 0 {
 		if err := json.Unmarshal(ctx, &a); err != nil {
-			return 0, fmt.Errorf("response context is not {\"status\",\"headers\"} JSON: %w (%.200q)", err, ctx)
+			return 0, nil, fmt.Errorf("response context is not {\"status\",\"headers\"} JSON: %w (%.200q)", err, ctx)
 		}
 	}
 	for k, vs := range a.Headers {
 		for _, v := range vs {
 			if err := addHeader(resp, []byte(k), []byte(v)); err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 		}
 	}
@@ -80,20 +82,20 @@ func decodeAnswer(ctx []byte, resp *fasthttp.Response) (int, error) {
 		for _, v := range vs {
 			raw, err := base64.StdEncoding.DecodeString(v)
 			if err != nil {
-				return 0, fmt.Errorf("raw_headers[%q]: %w", k, err)
+				return 0, nil, fmt.Errorf("raw_headers[%q]: %w", k, err)
 			}
 			if err := addHeader(resp, []byte(k), raw); err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 		}
 	}
 	if a.Reason != "" {
 		if !validValue([]byte(a.Reason)) {
-			return 0, fmt.Errorf("response reason phrase %q holds a control character", a.Reason)
+			return 0, nil, fmt.Errorf("response reason phrase %q holds a control character", a.Reason)
 		}
 		resp.Header.SetStatusMessage([]byte(a.Reason))
 	}
-	return a.Status, nil
+	return a.Status, a.File, nil
 }
 
 // addHeader refuses what would corrupt the response framing: a name that is

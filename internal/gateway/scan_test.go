@@ -66,7 +66,7 @@ func TestScanAnswerRefusesWhatItDoesNotKnow(t *testing.T) {
 func TestWriteAnswerFallsBackAndRejects(t *testing.T) {
 	var r fasthttp.Response
 	// A surrogate pair goes to encoding/json and still works.
-	if err := writeAnswer(&r, []byte(`{"status":200,"headers":{"X-E":["\ud83d\ude00"]}}`), []byte("b")); err != nil {
+	if _, err := writeAnswer(&r, []byte(`{"status":200,"headers":{"X-E":["\ud83d\ude00"]}}`), []byte("b")); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(r.Header.Peek("X-E")); got != "😀" {
@@ -76,7 +76,7 @@ func TestWriteAnswerFallsBackAndRejects(t *testing.T) {
 		t.Fatalf("default content type %q", r.Header.ContentType())
 	}
 	var typed fasthttp.Response
-	if err := writeAnswer(&typed, []byte(`{"status":200,"headers":{"content-type":["application\/json"]}}`), nil); err != nil {
+	if _, err := writeAnswer(&typed, []byte(`{"status":200,"headers":{"content-type":["application\/json"]}}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(typed.Header.ContentType()); got != "application/json" {
@@ -84,7 +84,7 @@ func TestWriteAnswerFallsBackAndRejects(t *testing.T) {
 	}
 	for _, bad := range []string{`not json`, `{"status":42}`, `{"status":1000}`} {
 		var r fasthttp.Response
-		if err := writeAnswer(&r, []byte(bad), nil); err == nil {
+		if _, err := writeAnswer(&r, []byte(bad), nil); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
 	}

@@ -62,6 +62,25 @@ $worker->run(static function (Request $r) use (&$counter): Response {
             return Response::text((string)strlen($keep));
         case '/big':
             return Response::text(str_repeat('x', (int)($r->query()['n'] ?? 0)));
+        case '/file':
+            // A copy, so that delete=1 removes only what the test made.
+            $q = $r->query();
+            $path = tempnam(sys_get_temp_dir(), 'ferry-e2e-');
+            file_put_contents($path, 'abcdefghijklmnopqrstuvwxyz');
+            $response = Response::file($path, 'text/plain', (int)($q['offset'] ?? 0), isset($q['length']) ? (int)$q['length'] : null, ($q['delete'] ?? '') === '1');
+            return $response->header('X-Path', $path);
+        case '/missing-file':
+            $path = tempnam(sys_get_temp_dir(), 'ferry-e2e-');
+            $response = Response::file($path);
+            unlink($path); // gone before the server opens it
+            return $response;
+        case '/spool':
+            $n = (int)($r->query()['kib'] ?? 0);
+            return Response::fromOutput(static function () use ($n): void {
+                for ($i = 0; $i < $n; $i++) {
+                    echo str_pad((string)$i, 1023, '.'), "\n";
+                }
+            }, 200, ['Content-Type' => 'text/plain', 'X-Peak' => (string)memory_get_peak_usage()]);
     }
     return Response::text('not found', 404);
 });

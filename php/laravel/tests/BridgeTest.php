@@ -153,7 +153,8 @@ final class BridgeTest extends TestCase
         file_put_contents($this->dir . '/file.txt', 'file contents');
         $file = (new BinaryFileResponse($this->dir . '/file.txt'))->prepare(Request::create('/'));
         $ferry = ResponseBridge::toFerry($file);
-        self::assertSame('file contents', $ferry->body);
+        self::assertSame('', $ferry->body, 'a download is sent by the server, not through PHP');
+        self::assertSame(['path' => realpath($this->dir . '/file.txt'), 'offset' => 0, 'delete' => false], $ferry->getFile());
         self::assertSame(['text/plain; charset=UTF-8'], $ferry->getHeader('Content-Type'));
     }
 }

@@ -6,6 +6,7 @@ namespace Ferry\Symfony;
 
 use Ferry\Worker\Http\Request;
 use Ferry\Worker\Http\Response;
+use Ferry\Worker\Http\SymfonyBody;
 use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
 
@@ -87,13 +88,7 @@ final class Bridge
         foreach ($response->headers->getCookies() as $cookie) {
             $answer->addHeader('Set-Cookie', (string) $cookie);
         }
-        $content = $response->getContent();
-        if ($content === false) {
-            // The worker puts what the handler printed before the (empty) body.
-            $response->sendContent();
-        } else {
-            $answer->body = $content;
-        }
+        SymfonyBody::attach($response, $answer);
 
         return $answer;
     }

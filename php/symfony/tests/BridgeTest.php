@@ -150,15 +150,32 @@ final class BridgeTest extends TestCase
         $this->assertSame('body', $answer->body);
     }
 
-    public function testStreamedResponseIsProducedAsOutput(): void
+    public function testStreamedResponseBecomesTheBody(): void
     {
-        ob_start();
+        $level = ob_get_level();
         $answer = $this->bridge()->response(new StreamedResponse(static function (): void {
             echo 'a';
             flush();
             echo 'b';
         }, 202));
-        $this->assertSame('ab', ob_get_clean());
-        $this->assertSame([202, ''], [$answer->getStatus(), $answer->body]);
+        $this->assertSame($level, ob_get_level());
+        $this->assertSame([202, 'ab', null], [$answer->getStatus(), $answer->body, $answer->getFile()]);
+    }
+
+    public function testFileResponseIsAFileTheServerSends(): void
+    {
+        $path = (string) tempnam(sys_get_temp_dir(), 'ferry-bridge-');
+        file_put_contents($path, 'file contents');
+        try {
+            $request = \Symfony\Component\HttpFoundation\Request::create('/', 'GET', server: ['HTTP_RANGE' => 'bytes=5-7']);
+            $file = (new \Symfony\Component\HttpFoundation\BinaryFileResponse($path))->prepare($request);
+            $answer = $this->bridge()->response($file);
+            $this->assertSame(206, $answer->getStatus());
+            $this->assertSame('', $answer->body);
+            $this->assertSame(['path' => realpath($path), 'offset' => 5, 'delete' => false, 'length' => 3], $answer->getFile());
+            $this->assertSame(['bytes 5-7/13'], $answer->getHeader('Content-Range'));
+        } finally {
+            unlink($path);
+        }
     }
 }

@@ -5,16 +5,13 @@ declare(strict_types=1);
 namespace Ferry\Laravel\Http;
 
 use Ferry\Worker\Http\Response as FerryResponse;
-use Symfony\Component\HttpFoundation\BinaryFileResponse;
+use Ferry\Worker\Http\SymfonyBody;
 use Symfony\Component\HttpFoundation\Response;
-use Symfony\Component\HttpFoundation\StreamedResponse;
 
 /**
  * A Symfony/Illuminate response to Ferry's: status and phrase, headers as set (case kept),
- * every cookie with all its attributes, and the body.
- *
- * Ferry's answer is one frame, so a streamed or file response is collected in memory
- * first (what its sendContent() writes): keep them below pool.max_frame_size.
+ * every cookie with all its attributes, and the body (a download as a file the server
+ * reads, a streamed response spooled: see SymfonyBody).
  */
 final class ResponseBridge
 {
@@ -46,21 +43,7 @@ final class ResponseBridge
         foreach ($response->headers->getCookies() as $cookie) {
             $ferry->addHeader('Set-Cookie', (string) $cookie);
         }
-        if ($response instanceof StreamedResponse || $response instanceof BinaryFileResponse) {
-            $level = ob_get_level();
-            ob_start();
-            try {
-                $response->sendContent();
-            } finally {
-                $body = '';
-                while (ob_get_level() > $level) {
-                    $body = ob_get_clean() . $body;
-                }
-            }
-            $ferry->body = $body;
-        } else {
-            $ferry->body = (string) $response->getContent();
-        }
+        SymfonyBody::attach($response, $ferry);
 
         return $ferry;
     }

@@ -96,6 +96,11 @@ final class HttpWorker
             $result = $handler($request);
             $response = self::toResponse($result, $this->phpStatus($result));
             $output = $job->takeOutput();
+            if ($output !== '' && $response->getFile() !== null) {
+                // The server sends the file as the whole body: nothing can go before it.
+                self::warnOnce('output-file', sprintf('%d bytes echoed by a handler that returned a file response were dropped', \strlen($output)));
+                $output = '';
+            }
             // Echoed output happened before the handler returned, so it comes first,
             // as it would under FPM where echo goes out before anything later.
             $answer = new Payload($output === '' ? $response->body : $output . $response->body, $response->context());

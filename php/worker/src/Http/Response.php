@@ -21,6 +21,11 @@ final class Response
     private ?string $preset = null;
     /** @var array<int, array<string, string>> status => preset type => answer context */
     private static array $presetContexts = [];
+    /** @var array{path: string, offset: int, length?: int, delete: bool}|null the body the server reads from a file */
+    private ?array $file = null;
+
+    /** Output up to this size stays in memory in fromOutput(); more goes to a temp file. */
+    public const SPOOL_THRESHOLD = 1 << 20;
 
     /**
      * @param array<string, string|list<string>> $headers
@@ -54,6 +59,131 @@ final class Response
     public static function redirect(string $location, int $status = 302): self
     {
         return new self($status, ['Location' => $location]);
+    }
+
+    /**
+     * A download: the server reads the body from $path itself (with sendfile), so the
+     * file never passes through PHP's memory nor the relay. $offset and $length select a
+     * part (a range the application answers with 206 itself). With $deleteAfterSend the
+     * server removes the file once it has opened it: the application must not touch it
+     * after returning.
+     */
+    public static function file(
+        string $path,
+        string $contentType = 'application/octet-stream',
+        int $offset = 0,
+        ?int $length = null,
+        bool $deleteAfterSend = false,
+        int $status = 200,
+    ): self {
+        return (new self($status, ['Content-Type' => $contentType]))->sendFile($path, $offset, $length, $deleteAfterSend);
+    }
+
+    /**
+     * The body becomes the given part of a file the server reads (see file()); the body
+     * string is emptied.
+     */
+    public function sendFile(string $path, int $offset = 0, ?int $length = null, bool $deleteAfterSend = false): self
+    {
+        if ($path === '' || $path[0] !== '/' || preg_match('//u', $path) !== 1) {
+            throw new \InvalidArgumentException('the file to send must be an absolute UTF-8 path, got ' . json_encode($path, JSON_INVALID_UTF8_SUBSTITUTE));
+        }
+        if (!is_file($path) || !is_readable($path)) {
+            throw new \InvalidArgumentException("the file to send, $path, is not a readable regular file");
+        }
+        $size = (int) filesize($path);
+        if ($offset < 0 || $offset > $size || ($length !== null && ($length < 0 || $length > $size - $offset))) {
+            throw new \InvalidArgumentException(sprintf('bytes %d+%s of %s are past its size %d', $offset, $length ?? 'rest', $path, $size));
+        }
+        $this->file = ['path' => $path, 'offset' => $offset, 'delete' => $deleteAfterSend];
+        if ($length !== null) {
+            $this->file['length'] = $length;
+        }
+        $this->body = '';
+        $this->preset = null;
+
+        return $this;
+    }
+
+    /**
+     * A response whose body is what $emit prints (a template engine, a CSV export, a
+     * framework's streamed response). Up to SPOOL_THRESHOLD bytes it stays in memory;
+     * beyond, it is written to a temp file as it is printed and the server sends and
+     * deletes that file, so a large body never sits whole in PHP's memory. The client
+     * gets the body once $emit has returned.
+     *
+     * @param array<string, string|list<string>> $headers
+     */
+    public static function fromOutput(callable $emit, int $status = 200, array $headers = []): self
+    {
+        return (new self($status, $headers))->output($emit);
+    }
+
+    /**
+     * The body becomes what $emit prints, kept in memory or spooled as fromOutput() says.
+     * If $emit throws, nothing is kept and the exception goes on.
+     */
+    public function output(callable $emit): self
+    {
+        $memory = '';
+        $spool = null;
+        $path = '';
+        $sink = static function (string $chunk) use (&$memory, &$spool, &$path): string {
+            if ($spool === null && \strlen($memory) + \strlen($chunk) <= self::SPOOL_THRESHOLD) {
+                $memory .= $chunk;
+
+                return '';
+            }
+            if ($spool === null) {
+                $path = (string) tempnam(sys_get_temp_dir(), 'ferry-out-');
+                $spool = fopen($path, 'wb');
+                if ($spool === false) {
+                    throw new \RuntimeException("cannot spool the response to $path");
+                }
+                fwrite($spool, $memory);
+                $memory = '';
+            }
+            if (fwrite($spool, $chunk) !== \strlen($chunk)) {
+                throw new \RuntimeException("cannot spool the response to $path: disk full?");
+            }
+
+            return '';
+        };
+        ob_start($sink, 64 << 10);
+        $level = ob_get_level();
+        try {
+            $emit();
+        } catch (\Throwable $e) {
+            while (ob_get_level() >= $level) {
+                ob_end_clean();
+            }
+            if ($spool !== null) {
+                fclose($spool);
+                unlink($path);
+            }
+            throw $e;
+        }
+        while (ob_get_level() >= $level) {
+            ob_end_flush();
+        }
+        if ($spool === null) {
+            $this->file = null;
+            $this->body = $memory;
+            $this->preset = null;
+
+            return $this;
+        }
+        fclose($spool);
+
+        return $this->sendFile($path, deleteAfterSend: true);
+    }
+
+    /**
+     * @return array{path: string, offset: int, length?: int, delete: bool}|null
+     */
+    public function getFile(): ?array
+    {
+        return $this->file;
     }
 
     /** Skips header validation for the helpers' own constant values (hot path). */
@@ -224,6 +354,9 @@ final class Response
      */
     public function write(string $chunk): self
     {
+        if ($this->file !== null) {
+            throw new \LogicException('the body of this response is a file');
+        }
         $this->body .= $chunk;
 
         return $this;
@@ -255,6 +388,9 @@ final class Response
             $context['reason'] = $this->reason;
         }
         $context['headers'] = $this->headers === [] ? new \stdClass() : $this->headers;
+        if ($this->file !== null) {
+            $context['file'] = $this->file;
+        }
         $json = json_encode($context, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
         if ($json !== false) {
             return $json;

@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/valyala/fasthttp"
+)
+
+// fileAnswer is a response body the server reads from a file instead of the
+// worker sending it (docs/protocol.md, "file"): downloads and spooled output
+// never sit whole in PHP's memory nor cross the relay.
+type fileAnswer struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset"`
+	Length *int64 `json:"length"` // absent: to the end of the file
+	Delete bool   `json:"delete"`
+}
+
+// attach makes the file the response body. With delete the file is unlinked
+// as soon as it is open, so nothing is left behind whatever happens to the
+// connection, and the worker may not touch it after answering.
+func (a *fileAnswer) attach(ctx *fasthttp.RequestCtx, body []byte) error {
+	if len(body) > 0 {
+		return errors.New("an answer with a file has a body too")
+	}
+	if !filepath.IsAbs(a.Path) {
+		return fmt.Errorf("answer file %q is not an absolute path", a.Path)
+	}
+	f, err := os.Open(a.Path)
+	if a.Delete && err == nil {
+		err = os.Remove(a.Path)
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return fmt.Errorf("answer file: %w", err)
+	}
+	n, err := a.span(f)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if ctx.IsHead() {
+		f.Close()
+		ctx.Response.Header.SetContentLength(int(n))
+		return nil
+	}
+	ctx.Response.SetBodyStream(&fileBody{f: f, lr: io.LimitedReader{R: f, N: n}}, int(n))
+	return nil
+}
+
+// span checks the requested bytes against the open file and seeks to them.
+func (a *fileAnswer) span(f *os.File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("answer file %q is not a regular file", a.Path)
+	}
+	size := st.Size()
+	n := size - a.Offset
+	if a.Length != nil {
+		n = *a.Length
+	}
+	if a.Offset < 0 || n < 0 || a.Offset > size || n > size-a.Offset {
+		return 0, fmt.Errorf("answer file %q: bytes %d+%d are past its size %d", a.Path, a.Offset, n, size)
+	}
+	if a.Offset > 0 {
+		if _, err := f.Seek(a.Offset, io.SeekStart); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
