@@ -3,7 +3,6 @@ package pool
 import (
 	"bytes"
 	"fmt"
-	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
 )
@@ -110,28 +109,27 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 		if j != nil {
 			delete(w.inflight, id)
 			w.answeredLocked(id)
+			w.inPipe -= frame.Size(2, len(j.ctx)+len(j.body))
 		}
 		owner = append(owner, j)
 	}
-	var took time.Duration
-	var batchN int
-	if len(batch) > 0 && !w.pool.opt.Concurrent {
-		took, batchN = w.batchDoneLocked()
+	seq := !w.pool.opt.Concurrent
+	if len(batch) > 0 && seq {
 		// Recorded after this worker's next write is decided: the jobs held
 		// meanwhile were sized by what the pool knew when they arrived.
-		defer w.pool.observeBatch(took, batchN)
+		defer w.pool.observeBatch(w.ranLocked(len(batch)), len(batch))
 	}
-	if len(batch) > 0 && w.sent == 0 && !w.dead && !w.pool.opt.Concurrent && w.pool.unsent.Load() > int64(w.unsent.Load()) {
+	if len(batch) > 0 && w.sent == 0 && !w.dead && seq && w.pool.unsent.Load() > int64(w.unsent.Load()) {
 		w.mu.Unlock()
 		w.pool.steal(w)
 		w.mu.Lock()
 	}
 	switch {
-	case w.writing || w.dead || !w.dirtyLocked():
+	case w.writing || w.dead || !w.dirtyLocked() || (seq && !w.prefetchLocked()):
 		w.mu.Unlock()
-	case w.sent == 0 && w.held+len(w.extra) <= smallWrite:
-		// The worker has answered all it was sent, so it has read all of it:
-		// a small write fits in the empty pipe or socket buffer.
+	case w.inPipe+w.held+len(w.extra) <= smallWrite:
+		// What the worker has not read yet and this write together fit in the
+		// pipe or socket buffer, so the write cannot block.
 		w.writing = true
 		if !w.writeOnceLocked() {
 			return owner // the kill ends the stream

@@ -51,3 +51,35 @@ func TestShortJobsKeepTheWholeBatch(t *testing.T) {
 		t.Fatalf("20 fast jobs after an 80 ms one: batch limit %d, want still 1", got)
 	}
 }
+
+// Once jobs are known to be short, a worker on its last job is sent the jobs
+// that arrive meanwhile, so it finds them when it is done instead of waiting
+// for a round trip; a worker with more than one job to go still holds them.
+func TestShortJobsArePrefetchedByAWorkerOnItsLastJob(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, Pipeline: 16})
+	if _, err := run(t, p, "echo:warm"); err != nil {
+		t.Fatal(err)
+	}
+	// As measured on hello; what a loaded machine measures (the race detector's
+	// runs, say) must not decide what this test sees.
+	p.jobNanos.Store(20_000)
+	g := newGate(t)
+	var wg sync.WaitGroup
+	job := func(body string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := run(t, p, body); err != nil {
+				t.Errorf("%s: %v", body, err)
+			}
+		}()
+	}
+	job(g.job("hold"))
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
+	job("echo:next")
+	waitCounts(t, p, jobCounts{held: 2, sent: 2}) // written behind the last job
+	job("echo:later")
+	waitCounts(t, p, jobCounts{held: 3, sent: 2}) // two to go: held, still free to move
+	g.open(t)
+	wg.Wait()
+}

@@ -9,8 +9,8 @@ import (
 
 // submit queues a job for w. A sequential worker that is busy does not read
 // until it has answered what it holds, so its jobs wait here and leave in one
-// write when its answers arrive (see readLoop): one pipe write and one wakeup
-// per batch instead of one per job. Until then they are not committed to it: the
+// write when it is down to its last job (see prefetchLocked and settle): one
+// pipe write and one wakeup per batch instead of one per job. Until then they are not committed to it: the
 // client may withdraw them, or another worker that falls idle may take them.
 // An idle worker, or a Fiber worker that reads while it runs jobs, gets the job
 // now. Only one goroutine writes at a time; jobs queued meanwhile go out with
@@ -22,7 +22,7 @@ func (w *Worker) submit(j *job) error {
 		return errUnsent
 	}
 	w.queueLocked(j)
-	if w.sent > 0 && !w.pool.opt.Concurrent {
+	if !w.pool.opt.Concurrent && !w.prefetchLocked() {
 		w.mu.Unlock()
 		return nil
 	}
@@ -161,16 +161,18 @@ func (w *Worker) encodeLocked() []byte {
 	track := w.pool.opt.ExecTTL > 0 && seq
 	n := len(w.pending)
 	if seq {
-		n = min(n, w.pool.batchLimit())
+		n = min(n, max(w.pool.batchLimit()-w.sent, 1))
 		if w.sent == 0 && n > 0 {
-			w.batchAt, w.batchN = time.Now(), n
+			w.runFrom = time.Now()
 		}
 	}
 	for _, j := range w.pending[:n] {
 		buf = frame.Append(buf, frame.CodecRaw, 0, []uint32{uint32(len(j.ctx)), j.id}, j.ctx, j.body)
 		j.sent = true
 		j.written.Store(true)
-		w.held -= frame.Size(2, len(j.ctx)+len(j.body))
+		size := frame.Size(2, len(j.ctx)+len(j.body))
+		w.held -= size
+		w.inPipe += size
 		if track {
 			w.order = append(w.order, j.id)
 		}
@@ -183,13 +185,25 @@ func (w *Worker) encodeLocked() []byte {
 	return buf
 }
 
-// batchDoneLocked returns, once a sequential worker has answered all it was
-// sent, how long that took and for how many jobs, for observeBatch.
-func (w *Worker) batchDoneLocked() (time.Duration, int) {
-	if w.batchN == 0 || w.sent != 0 {
-		return 0, 0
+// ranLocked returns how long a sequential worker took for the n answers that
+// just arrived, for observeBatch: it runs one job at a time, so a job starts
+// when it was written to an idle worker or when the answer before it arrived.
+func (w *Worker) ranLocked(n int) time.Duration {
+	now := time.Now()
+	took := now.Sub(w.runFrom)
+	w.runFrom = now
+	if n == 0 {
+		return 0
 	}
-	n := w.batchN
-	w.batchN = 0
-	return time.Since(w.batchAt), n
+	return took
+}
+
+// prefetchLocked tells whether a sequential worker should be sent the jobs held
+// for it now. One that has answered all it was sent has read all of it and
+// waits. One on its last job gets the next ones while jobs are short, so that
+// it finds them when it is done instead of waiting for a round trip through
+// the server: they wait behind that one job, as they would in a batch. Until
+// jobs have been measured, none is assumed short.
+func (w *Worker) prefetchLocked() bool {
+	return w.sent == 0 || (w.sent == 1 && w.pool.jobNanos.Load() > 0 && w.pool.batchLimit() > 1)
 }

@@ -86,8 +86,8 @@ type Worker struct {
 	writing  bool
 	dead     bool
 	expired  bool      // killed by the exec_ttl watchdog
-	batchAt  time.Time // when the jobs now sent to a sequential worker were written
-	batchN   int       // how many
+	runFrom  time.Time // when a sequential worker's oldest unanswered job started running
+	inPipe   int       // bytes of the jobs sent and not answered: at most this much is unread
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
 
