@@ -182,7 +182,9 @@ abstract class Decoder
                         }
                         $v = \unpack('J', $buf, $o + 1)[1];
                         if ($v < 0) {
-                            $v = $this->bigint($v);
+                            // As a map key it is the decimal string in every BIGINT mode (a float
+                            // key would be truncated by PHP, a GMP one is not a valid key).
+                            $v = $isMap && $key === null ? \sprintf('%u', $v) : $this->bigint($v);
                         }
                         $o += 9;
                         break;

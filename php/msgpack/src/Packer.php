@@ -157,6 +157,9 @@ final class Packer
         if ($n < 16 && $n >= 0) {
             return \chr(0x90 | $n);
         }
+        if ($n < 0) {
+            throw $this->fail("array header for a negative count $n");
+        }
         return $n <= 0xffff ? "\xdc" . \chr($n >> 8) . \chr($n & 0xff) : "\xdd" . $this->len32($n);
     }
 
@@ -164,6 +167,9 @@ final class Packer
     {
         if ($n < 16 && $n >= 0) {
             return \chr(0x80 | $n);
+        }
+        if ($n < 0) {
+            throw $this->fail("map header for a negative count $n");
         }
         return $n <= 0xffff ? "\xde" . \chr($n >> 8) . \chr($n & 0xff) : "\xdf" . $this->len32($n);
     }

@@ -197,6 +197,14 @@ final class BufferUnpackerTest extends TestCase
         self::assertSame(1.8446744073709552E+19, (new BufferUnpacker($max, Options::BIGINT_AS_FLOAT))->unpack());
         self::assertSame(PHP_INT_MAX, (new BufferUnpacker("\xcf\x7f\xff\xff\xff\xff\xff\xff\xff"))->unpack());
         self::assertSame(['18446744073709551615' => 1], (new BufferUnpacker("\x81" . $max . "\x01", Options::BIGINT_AS_GMP))->unpack());
+        // uint64 map keys: the same decimal string key in every mode; values keep their mode.
+        $map = "\x82" . $max . "\x01\x01" . $max;
+        foreach ([0, Options::BIGINT_AS_STR, Options::BIGINT_AS_GMP, Options::BIGINT_AS_FLOAT] as $mode) {
+            $v = (new BufferUnpacker($map, $mode))->unpack();
+            self::assertSame(['18446744073709551615', 1], array_keys($v), "mode $mode");
+            self::assertSame(1, $v['18446744073709551615'], "mode $mode");
+        }
+        self::assertSame(1.8446744073709552E+19, (new BufferUnpacker($map, Options::BIGINT_AS_FLOAT))->unpack()[1]);
         $this->expectException(\InvalidArgumentException::class);
         new BufferUnpacker('', Options::BIGINT_AS_GMP | Options::BIGINT_AS_FLOAT);
     }

@@ -126,10 +126,26 @@ final class ExtensionsTest extends TestCase
         self::assertSame([-1, 500000000], [$ts->seconds, $ts->nanoseconds]);
         self::assertSame('c70cff' . '1dcd6500' . 'ffffffffffffffff', self::encode($ts));
         self::assertEquals($ts, self::decode(self::encode($ts)));
-        self::assertSame('-1.500000000', (string) $ts);
+        self::assertSame('-0.500000000', (string) $ts);
         $this->assertDecodeFails('d7ff' . 'fffffffc' . '00000000', 'nanoseconds');
         $this->expectException(\InvalidArgumentException::class);
         new Timestamp(0, 1_000_000_000);
+    }
+
+    public function testTimestampStringOfNegativeFractions(): void
+    {
+        $cases = [
+            '-0.999999995' => [-1, 5], '-0.000000001' => [-1, 999_999_999], '-1.000000000' => [-1, 0],
+            '-1.250000000' => [-2, 750_000_000], '0.000000005' => [0, 5], '12.000000001' => [12, 1],
+        ];
+        foreach ($cases as $string => [$s, $ns]) {
+            $t = new Timestamp($s, $ns);
+            self::assertSame($string, (string) $t, "$s s + $ns ns");
+            // The string is the exact value: seconds + ns / 1e9, checked in integer nanoseconds.
+            [$int, $frac] = explode('.', ltrim($string, '-'));
+            $sign = $string[0] === '-' ? -1 : 1;
+            self::assertSame($s * 1_000_000_000 + $ns, $sign * ((int) $int * 1_000_000_000 + (int) $frac));
+        }
     }
 
     public function testErrorStackAsTarantoolSendsIt(): void

@@ -105,6 +105,20 @@ final class PackerTest extends TestCase
         self::assertSame($big, (new BufferUnpacker($p->pack($big)))->unpack());
     }
 
+    public function testNegativeContainerCountsThrowAndThePackerStaysUsable(): void
+    {
+        $p = new Packer();
+        foreach ([[$p->packArrayHeader(...), -1], [$p->packMapHeader(...), -5], [$p->packArrayHeader(...), -70000], [$p->packMapHeader(...), PHP_INT_MIN]] as [$header, $n]) {
+            try {
+                $bytes = $header($n);
+                self::fail("header for $n gave " . bin2hex($bytes));
+            } catch (MsgPackException $e) {
+                self::assertStringContainsString("negative count $n", $e->getMessage());
+            }
+        }
+        self::assertSame('9180', bin2hex($p->packArrayHeader(1) . $p->packMapHeader(0)));
+    }
+
     public function testListsBecomeArraysAndOtherArraysMaps(): void
     {
         $p = new Packer();

@@ -24,8 +24,12 @@ final class AsyncClient
     private static ?\Closure $first = null;
     private static ?\Closure $firstOrNull = null;
 
-    public function __construct(private readonly Handler $handler)
-    {
+    /** @param float|null $timeout, $idempotent stamped on every request (see Client::with()) */
+    public function __construct(
+        private readonly Handler $handler,
+        private readonly ?float $timeout = null,
+        private readonly bool $idempotent = false,
+    ) {
         self::$data ??= static fn (Response $r) => $r->body[Iproto::DATA] ?? [];
         self::$first ??= static fn (Response $r) => $r->body[Iproto::DATA][0] ?? [];
         self::$firstOrNull ??= static fn (Response $r) => $r->body[Iproto::DATA][0] ?? null;
@@ -68,14 +72,14 @@ final class AsyncClient
         return $this->submit(R::delete($space, $key, $index), self::$firstOrNull);
     }
 
-    public function call(string $function, array $args = [], ?\Closure $onPush = null): Future
+    public function call(string $function, array $args = [], ?\Closure $onPush = null, bool $idempotent = false): Future
     {
-        return $this->submit(R::call($function, $args, $onPush), self::$data);
+        return $this->submit(R::call($function, $args, $onPush, $idempotent), self::$data);
     }
 
-    public function evaluate(string $expr, array $args = [], ?\Closure $onPush = null): Future
+    public function evaluate(string $expr, array $args = [], ?\Closure $onPush = null, bool $idempotent = false): Future
     {
-        return $this->submit(R::evaluate($expr, $args, $onPush), self::$data);
+        return $this->submit(R::evaluate($expr, $args, $onPush, $idempotent), self::$data);
     }
 
     /** @return Future<SqlResult> */
@@ -92,6 +96,9 @@ final class AsyncClient
 
     private function submit(Request $request, ?\Closure $map): Future
     {
+        if ($this->timeout !== null || $this->idempotent) {
+            $request = $request->with($this->timeout, $this->idempotent ?: null);
+        }
         $h = $this->handler;
         $future = $h instanceof Connection ? $h->sendAsync($request) : Scheduler::spawn(static fn () => $h->handle($request));
         $future->map = $map;

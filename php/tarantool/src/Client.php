@@ -9,7 +9,9 @@ use Ferry\Tarantool\Connection\Connection;
 use Ferry\Tarantool\Middleware\Middleware;
 use Ferry\Tarantool\Middleware\MiddlewareHandler;
 use Ferry\Tarantool\Protocol\Iproto;
+use Ferry\Tarantool\Protocol\Request;
 use Ferry\Tarantool\Protocol\RequestFactory as R;
+use Ferry\Tarantool\Protocol\Response;
 use Ferry\Tarantool\Sql\PreparedStatement;
 use Ferry\Tarantool\Sql\SqlResult;
 
@@ -25,6 +27,9 @@ final class Client
     private readonly Handler $terminal;
     /** The handler itself when it is a bare Connection: selects by id may take its fast path. */
     private readonly ?Connection $direct;
+    /** Stamped on every request of this client view (see with()). */
+    private ?float $timeout = null;
+    private bool $idempotent = false;
 
     public function __construct(private readonly Handler $handler, ?Handler $terminal = null)
     {
@@ -92,12 +97,44 @@ final class Client
 
     public function async(): AsyncClient
     {
-        return $this->async ??= new AsyncClient($this->handler);
+        return $this->async ??= new AsyncClient($this->handler, $this->timeout, $this->idempotent);
+    }
+
+    /**
+     * A view of this client (same connection, middleware and schema cache) whose requests carry
+     * a timeout and/or the idempotent declaration:
+     *
+     *     $client->with(timeout: 30.0)->call('nightly_report');       // instead of read_timeout
+     *     $client->with(idempotent: true)->replace('users', $tuple);  // safe to replay
+     *
+     * $timeout: seconds from sending a request to its complete reply (connect and schema
+     * lookups keep their own limits). $idempotent: executing the request twice is harmless,
+     * so retry and failover may replay it even when it may already have reached the server.
+     * Null keeps this client's current setting.
+     */
+    public function with(?float $timeout = null, ?bool $idempotent = null): self
+    {
+        if ($timeout !== null && !($timeout > 0)) {
+            throw new \InvalidArgumentException(\sprintf('with(): timeout must be a positive number of seconds, got %s', \var_export($timeout, true)));
+        }
+        $view = clone $this;
+        $view->timeout = $timeout ?? $this->timeout;
+        $view->idempotent = $idempotent ?? $this->idempotent;
+        $view->async = null;
+        return $view;
+    }
+
+    private function run(Request $request): Response
+    {
+        if ($this->timeout !== null || $this->idempotent) {
+            $request = $request->with($this->timeout, $this->idempotent ?: null);
+        }
+        return $this->handler->handle($request);
     }
 
     public function ping(): void
     {
-        $this->handler->handle(R::ping());
+        $this->run(R::ping());
     }
 
     /**
@@ -112,22 +149,22 @@ final class Client
         int $offset = 0,
         int|string $iterator = IteratorType::EQ,
     ): array {
-        if ($this->direct !== null && \is_int($space) && \is_int($index) && \is_int($iterator) && $limit >= 0 && $limit <= R::NO_LIMIT && $offset >= 0) {
+        if ($this->direct !== null && $this->timeout === null && \is_int($space) && \is_int($index) && \is_int($iterator) && $limit >= 0 && $limit <= R::NO_LIMIT && $offset >= 0) {
             return $this->direct->select($space, $index, $limit, $offset, $iterator, \is_array($key) ? \array_values($key) : [$key]);
         }
-        return $this->handler->handle(R::select($space, $key, $index, $limit, $offset, $iterator))->body[Iproto::DATA] ?? [];
+        return $this->run(R::select($space, $key, $index, $limit, $offset, $iterator))->body[Iproto::DATA] ?? [];
     }
 
     /** @param list<mixed> $tuple @return list<mixed> the inserted tuple */
     public function insert(int|string $space, array $tuple): array
     {
-        return $this->handler->handle(R::insert($space, $tuple))->body[Iproto::DATA][0] ?? [];
+        return $this->run(R::insert($space, $tuple))->body[Iproto::DATA][0] ?? [];
     }
 
     /** @param list<mixed> $tuple @return list<mixed> the stored tuple */
     public function replace(int|string $space, array $tuple): array
     {
-        return $this->handler->handle(R::insert($space, $tuple, true))->body[Iproto::DATA][0] ?? [];
+        return $this->run(R::insert($space, $tuple, true))->body[Iproto::DATA][0] ?? [];
     }
 
     /**
@@ -136,7 +173,7 @@ final class Client
      */
     public function update(int|string $space, mixed $key, Operations|array $operations, int|string $index = 0): ?array
     {
-        return $this->handler->handle(R::update($space, $key, $operations, $index))->body[Iproto::DATA][0] ?? null;
+        return $this->run(R::update($space, $key, $operations, $index))->body[Iproto::DATA][0] ?? null;
     }
 
     /**
@@ -146,24 +183,26 @@ final class Client
      */
     public function upsert(int|string $space, array $tuple, Operations|array $operations): void
     {
-        $this->handler->handle(R::upsert($space, $tuple, $operations));
+        $this->run(R::upsert($space, $tuple, $operations));
     }
 
     /** @return list<mixed>|null the deleted tuple, null if none matched */
     public function delete(int|string $space, mixed $key, int|string $index = 0): ?array
     {
-        return $this->handler->handle(R::delete($space, $key, $index))->body[Iproto::DATA][0] ?? null;
+        return $this->run(R::delete($space, $key, $index))->body[Iproto::DATA][0] ?? null;
     }
 
     /**
      * Calls a stored or global Lua function (IPROTO_CALL, multi-return).
      * @param list<mixed> $args
      * @param \Closure(mixed, int): void|null $onPush receives box.session.push() data sent before the reply
+     * @param bool $idempotent declares that calling it twice does no harm: retry and failover
+     *   may then replay it when a broken connection leaves its outcome unknown
      * @return list<mixed> the function's return values
      */
-    public function call(string $function, array $args = [], ?\Closure $onPush = null): array
+    public function call(string $function, array $args = [], ?\Closure $onPush = null, bool $idempotent = false): array
     {
-        return $this->handler->handle(R::call($function, $args, $onPush))->body[Iproto::DATA] ?? [];
+        return $this->run(R::call($function, $args, $onPush, $idempotent))->body[Iproto::DATA] ?? [];
     }
 
     /**
@@ -171,20 +210,20 @@ final class Client
      * @param list<mixed> $args
      * @return list<mixed> the chunk's return values
      */
-    public function evaluate(string $expr, array $args = [], ?\Closure $onPush = null): array
+    public function evaluate(string $expr, array $args = [], ?\Closure $onPush = null, bool $idempotent = false): array
     {
-        return $this->handler->handle(R::evaluate($expr, $args, $onPush))->body[Iproto::DATA] ?? [];
+        return $this->run(R::evaluate($expr, $args, $onPush, $idempotent))->body[Iproto::DATA] ?? [];
     }
 
     /** @param array<int|string, mixed> $binds positional list or named ['name' => value] */
     public function execute(string $sql, array $binds = []): SqlResult
     {
-        return SqlResult::fromBody($this->handler->handle(R::execute($sql, $binds))->body);
+        return SqlResult::fromBody($this->run(R::execute($sql, $binds))->body);
     }
 
     public function prepare(string $sql): PreparedStatement
     {
-        $body = $this->handler->handle(R::prepare($sql))->body;
+        $body = $this->run(R::prepare($sql))->body;
         $columns = static fn (array $fields): array => \array_map(
             static fn ($f) => ['name' => (string) ($f[Iproto::FIELD_NAME] ?? ''), 'type' => (string) ($f[Iproto::FIELD_TYPE] ?? '')],
             $fields,
@@ -202,11 +241,11 @@ final class Client
     /** @param array<int|string, mixed> $binds */
     public function executePrepared(int $statementId, array $binds = [], ?string $sql = null): SqlResult
     {
-        return SqlResult::fromBody($this->handler->handle(R::executePrepared($statementId, $binds, $sql))->body);
+        return SqlResult::fromBody($this->run(R::executePrepared($statementId, $binds, $sql))->body);
     }
 
     public function unprepare(int $statementId): void
     {
-        $this->handler->handle(R::unprepare($statementId));
+        $this->run(R::unprepare($statementId));
     }
 }

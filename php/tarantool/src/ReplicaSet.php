@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Tarantool;
 
+use Ferry\Tarantool\Async\Future;
 use Ferry\Tarantool\Codec\Codec;
 use Ferry\Tarantool\Connection\Connection;
 use Ferry\Tarantool\Exception\ConnectionException;
@@ -21,7 +22,8 @@ use Ferry\Tarantool\Protocol\RequestFactory;
  * move the write to the next instance. Reads go to the current instance, or with
  * read_from_replicas to read-only instances in turn (falling back to the master).
  * An unreachable instance is skipped for down_for seconds; a request fails over to the next
- * instance unless it is a write that may already have been sent (the outcome is unknown).
+ * instance unless it is a write that may already have been sent (the outcome is unknown) and
+ * was not declared idempotent: replaying it elsewhere could apply it twice.
  */
 final class ReplicaSet implements Handler
 {
@@ -37,6 +39,8 @@ final class ReplicaSet implements Handler
     private int $current = 0;
     private int $nextReplica = 0;
     private bool $discovered = false;
+    /** Set while discover() runs: Fibers arriving meanwhile wait for its roles. */
+    private ?Future $discovering = null;
     private readonly bool $readFromReplicas;
     private readonly float $downFor;
     /** @var array<string, true> */
@@ -78,7 +82,22 @@ final class ReplicaSet implements Handler
     /** Asks every reachable instance for box.info.ro (needs eval rights; silently skipped without). */
     public function discover(): void
     {
+        if ($this->discovering !== null) {
+            $this->discovering->await();
+            return;
+        }
         $this->discovered = true;
+        $this->discovering = $done = new Future();
+        try {
+            $this->askRoles();
+        } finally {
+            $this->discovering = null;
+            $done->resolve(null);
+        }
+    }
+
+    private function askRoles(): void
+    {
         foreach ($this->nodes as $i => $node) {
             if ($this->isDown($i)) {
                 continue;
@@ -100,7 +119,7 @@ final class ReplicaSet implements Handler
     {
         $write = !$request->isReadOnly()
             && !($request->type === Iproto::CALL && isset($this->readOnlyCalls[$request->body[Iproto::FUNCTION_NAME]]));
-        if (!$this->discovered && ($write || $this->readFromReplicas)) {
+        if ((!$this->discovered || $this->discovering !== null) && ($write || $this->readFromReplicas)) {
             $this->discover();
         }
         $errors = [];
@@ -119,7 +138,7 @@ final class ReplicaSet implements Handler
                 } catch (ConnectionException $e) {
                     $this->markDown($i);
                     $errors[] = $this->nodes[$i]->options->display . ': ' . $e->getMessage();
-                    if ($write && $e->requestSent) {
+                    if ($write && $e->requestSent && !$request->isIdempotent()) {
                         throw $e;
                     }
                 } catch (ServerException $e) {
@@ -163,7 +182,10 @@ final class ReplicaSet implements Handler
             $start = $this->current;
         } elseif ($this->readFromReplicas) {
             $rank = fn (int $i) => ($this->roles[$i] ?? 0) === self::RO ? 0 : 1;
-            $start = $this->nextReplica++ % $n;
+            // In turn among the replicas that are up: rotating over all instances would give
+            // the replica right after the master the master's turns too.
+            $replicas = \array_values(\array_filter($all, fn (int $i) => $rank($i) === 0 && !$this->isDown($i)));
+            $start = $replicas === [] ? $this->nextReplica++ % $n : $replicas[$this->nextReplica++ % \count($replicas)];
         } else {
             $rank = static fn (int $i) => 0;
             $start = $this->current;

@@ -86,6 +86,32 @@ final class ProtocolTest extends TestCase
         $this->assertNull(FrameReader::header("\x81\x00\xa1x", 0, 4), 'string value');
     }
 
+    public function testIdempotentByTypeOrByDeclaration(): void
+    {
+        $this->assertTrue(RequestFactory::ping()->isIdempotent());
+        $this->assertTrue(RequestFactory::select(512, [1], 0, 10, 0, 0)->isIdempotent());
+        $this->assertTrue(RequestFactory::execute('SELECT 1', [])->isIdempotent());
+        $this->assertFalse(RequestFactory::execute('INSERT INTO t VALUES (1)', [])->isIdempotent());
+        $this->assertFalse(RequestFactory::insert(512, [1])->isIdempotent());
+        $this->assertFalse(RequestFactory::call('f', [], null)->isIdempotent());
+        $this->assertFalse(RequestFactory::evaluate('return 1', [], null)->isIdempotent());
+        $call = RequestFactory::call('set_status', [1, 'done'], null, idempotent: true);
+        $this->assertTrue($call->isIdempotent());
+        $this->assertFalse($call->isReadOnly(), 'idempotent is not read-only: it still goes to the master');
+        $this->assertTrue(RequestFactory::evaluate('return 1', [], null, true)->isIdempotent());
+
+        $replace = RequestFactory::insert(512, [1], true);
+        $marked = $replace->with(idempotent: true);
+        $this->assertNotSame($replace, $marked);
+        $this->assertFalse($replace->isIdempotent(), 'with() leaves the original alone');
+        $this->assertTrue($marked->isIdempotent());
+        $timed = $marked->with(timeout: 1.5);
+        $this->assertSame([1.5, true, $marked->body], [$timed->timeout, $timed->idempotent, $timed->body]);
+        $this->assertSame($timed, $timed->with(), 'nothing to change: the same request');
+        $this->expectException(\InvalidArgumentException::class);
+        $replace->with(timeout: -1.0);
+    }
+
     public function testSqlReadOnlyClassification(): void
     {
         foreach (['SELECT 1', ' select * from t', "-- c\nVALUES (1)", '/* x */ EXPLAIN SELECT 1', 'WITH a AS (SELECT 1) SELECT * FROM a'] as $sql) {

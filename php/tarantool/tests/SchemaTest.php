@@ -9,6 +9,7 @@ use Ferry\Tarantool\Client;
 use Ferry\Tarantool\Exception\SchemaException;
 use Ferry\Tarantool\Protocol\Iproto;
 use Ferry\Tarantool\Protocol\Request;
+use Ferry\Tarantool\Tests\Support\CutProxy;
 
 /** Names resolved through _vspace/_vindex, cached, and refreshed when DDL happens meanwhile. */
 final class SchemaTest extends TarantoolTestCase
@@ -91,5 +92,36 @@ final class SchemaTest extends TarantoolTestCase
         $this->assertGreaterThan($before->schemaVersion, $after->schemaVersion);
         $this->assertSame(0, $conn->schema()->version(), 'no name was resolved, nothing cached');
         $this->ddl('box.space.by_id:drop() box.space.bump:drop()');
+    }
+
+    /**
+     * DDL lands between the space lookup and the index lookup of one request: the proxy holds
+     * the _vindex lookup (frame 2) until a second connection renamed the space and created a
+     * new one under its name. Ids mixed from before and after the DDL, sent with the newer
+     * version, would read the renamed space; resolving from one snapshot finds the new one.
+     */
+    public function testDdlBetweenTheSpaceAndIndexLookupsIsNotMissed(): void
+    {
+        $this->ddl(<<<'LUA'
+            local s = box.schema.space.create('race', {id = 720})
+            s:create_index('pk') s:create_index('by_v', {parts = {2, 'string'}}) s:replace{1, 'k', 'old space'}
+            LUA);
+        $proxy = new CutProxy(static::$server, [
+            'hold_before_frame' => 2,
+            'eval_uri' => static::$server->uri(),
+            'eval' => <<<'LUA'
+                box.space.race:rename('race_old')
+                local s = box.schema.space.create('race', {id = 721})
+                s:create_index('pk') s:create_index('by_v', {parts = {2, 'string'}}) s:replace{1, 'k', 'new space'}
+                LUA,
+        ]);
+        try {
+            $rows = Client::connect($proxy->uri(), ['read_timeout' => 5])->select('race', 'k', 'by_v');
+            $this->assertSame('held 2', $proxy->expect('held '), 'the DDL ran between the two lookups');
+            $this->assertSame([[1, 'k', 'new space']], $rows);
+        } finally {
+            $proxy->stop();
+            $this->ddl('box.space.race:drop() box.space.race_old:drop()');
+        }
     }
 }

@@ -46,6 +46,10 @@ final class Timestamp implements \Stringable
     /** Seconds with a 9-digit fraction, e.g. "1514862245.678901234". */
     public function __toString(): string
     {
+        if ($this->seconds < 0 && $this->nanoseconds > 0) {
+            // -1 s + 5 ns is -0.999999995: the fraction counts towards zero, not away from it.
+            return sprintf('-%d.%09d', -($this->seconds + 1), 1_000_000_000 - $this->nanoseconds);
+        }
         return sprintf('%d.%09d', $this->seconds, $this->nanoseconds);
     }
 }

@@ -9,16 +9,23 @@ use Ferry\Tarantool\Exception\ProtocolException;
 /**
  * ext-msgpack (PECL). Faster, but knows none of Tarantool's extension types: decimal/uuid
  * arguments cannot be sent and such results come back as MessagePack ext placeholders.
+ *
+ * The process-wide msgpack.php_only setting is left alone: other code may rely on it. The
+ * codec's own packer and unpacker run with PHP-specific serialization off (it would produce
+ * bytes Tarantool cannot read, and instantiate classes named in replies).
  */
 final class ExtCodec implements Codec
 {
+    private readonly \MessagePack $packer;
+    private readonly \MessagePackUnpacker $unpacker;
+
     public function __construct()
     {
-        if (!\function_exists('msgpack_pack')) {
+        if (!\class_exists(\MessagePack::class, false)) {
             throw new \LogicException('ExtCodec needs the msgpack PHP extension (ext-msgpack)');
         }
-        // PHP-specific object serialization would produce bytes Tarantool cannot read.
-        \ini_set('msgpack.php_only', '0');
+        $this->packer = new \MessagePack(false);
+        $this->unpacker = new \MessagePackUnpacker(false);
     }
 
     public function pack(mixed $value): string
@@ -26,15 +33,25 @@ final class ExtCodec implements Codec
         if (\is_object($value)) {
             throw new \InvalidArgumentException('ExtCodec cannot pack objects (' . \get_class($value) . '); use PureCodec');
         }
-        return \msgpack_pack($value);
+        return $this->packer->pack($value);
     }
 
+    /** Exactly one value: a message with bytes after it is malformed, not truncated to its start. */
     public function unpack(string $data): mixed
     {
-        $value = @\msgpack_unpack($data);
-        if ($value === false && $data !== "\xc2") {
-            throw new ProtocolException('Malformed MessagePack in response (ext-msgpack could not decode it)');
+        $u = $this->unpacker;
+        $u->reset();
+        $offset = 0;
+        $complete = $u->execute($data, $offset);
+        if ($complete && $offset === \strlen($data)) {
+            $value = $u->data();
+            if ($offset > 65536) {
+                $u->reset(); // do not keep a large reply alive until the next one
+            }
+            return $value;
         }
-        return $value;
+        throw new ProtocolException($complete
+            ? \sprintf('Malformed MessagePack in response: %d trailing bytes after the value', \strlen($data) - $offset)
+            : 'Malformed MessagePack in response (ext-msgpack could not decode it)');
     }
 }

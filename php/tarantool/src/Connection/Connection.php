@@ -46,8 +46,16 @@ final class Connection implements Handler, Driver
     private ?Socket $socket = null;
     private ?Greeting $greeting = null;
     private int $sync = 0;
-    private int $sentUpTo = 0;
-    /** @var array<int, PendingRequest> in sending order, so the first has the earliest deadline */
+    /**
+     * Bytes of this session's output stream queued so far, and handed to the kernel so far
+     * (wbuf holds the difference). A request whose frame starts below $written may have
+     * reached the server; one starting at or above it certainly did not.
+     */
+    private int $queued = 0;
+    private int $written = 0;
+    /** While a Fiber opens the session (socket still null), others wait on this. */
+    private ?Future $connecting = null;
+    /** @var array<int, PendingRequest> in sending order (deadlines differ with per-call timeouts) */
     private array $pending = [];
     private string $rbuf = '';
     private string $wbuf = '';
@@ -56,6 +64,8 @@ final class Connection implements Handler, Driver
     /** The loop the flush, watcher and timer were registered with. */
     private ?EventLoop $loop = null;
     private ?string $timer = null;
+    /** When the armed timer fires: re-armed when a request with an earlier deadline comes. */
+    private float $timerAt = 0.0;
     private int $generation = 0;
 
     /**
@@ -154,22 +164,30 @@ final class Connection implements Handler, Driver
         $body = $request->body;
         $schemaVersion = 0;
         if ($request->usesNames()) {
-            $body = $this->schema->resolve($body);
-            $schemaVersion = $this->schema->version();
+            [$body, $schemaVersion] = $this->schema->resolve($body);
             if ($this->socket === null) {
                 $this->connect();
             }
         }
         $sync = ++$this->sync;
-        return $this->enqueue($sync, $this->encoder->frame($request->type, $sync, $schemaVersion, $body), $request->onPush ?? $this->onPush);
+        return $this->enqueue($sync, $this->encoder->frame($request->type, $sync, $schemaVersion, $body), $request->onPush ?? $this->onPush, $request->timeout);
     }
 
-    /** Registers request $sync and queues its frame for the next flush. */
-    private function enqueue(int $sync, string $frame, ?\Closure $onPush): PendingRequest
+    /**
+     * Registers request $sync and queues its frame for the next flush.
+     * @param float|null $timeout seconds for the reply; null: read_timeout
+     */
+    private function enqueue(int $sync, string $frame, ?\Closure $onPush, ?float $timeout = null): PendingRequest
     {
-        $p = new PendingRequest($this, $sync, \microtime(true) + $this->options->readTimeout, $onPush);
+        $timeout ??= $this->options->readTimeout;
+        $p = new PendingRequest($this, $sync, \microtime(true) + $timeout, $onPush, $this->queued, $timeout);
         $this->pending[$sync] = $p;
         $this->wbuf .= $frame;
+        $this->queued += \strlen($frame);
+        if ($this->watcher !== null && ($this->timer === null || $p->deadline < $this->timerAt)) {
+            // A per-call timeout shorter than those in flight must not wait for their timer.
+            $this->armTimer($p->deadline);
+        }
         $loop = Loop::get();
         if (!$this->flushQueued || $loop !== $this->loop) {
             // Stays queued (at most one) if the loop never runs; blocking callers flush themselves.
@@ -188,26 +206,33 @@ final class Connection implements Handler, Driver
         return $p;
     }
 
-    /** Opens the session now (normally done by the first request). */
+    /**
+     * Opens the session now (normally done by the first request). Inside a Fiber while the
+     * loop runs, the TCP handshake, greeting and AUTH suspend only the calling Fiber; other
+     * Fibers that need the connection meanwhile wait for that same attempt.
+     */
     public function connect(): void
     {
         if ($this->socket !== null) {
             return;
         }
-        $o = $this->options;
-        $socket = Socket::open($o);
-        $this->socket = $socket;
-        $this->rbuf = $this->wbuf = '';
-        $this->generation++;
-        $this->schema->reset();
-        if ($o->persistent) {
-            // Sync numbers must not repeat those of a previous PHP request on the same socket.
-            $this->sync = $this->sentUpTo = \random_int(1, 1 << 40);
+        if ($this->connecting !== null) {
+            $this->connecting->await();
+            if ($this->socket === null) {
+                throw new ConnectionException('Connection to ' . $this->options->display . ' was closed as soon as it opened', $this->options->display);
+            }
+            return;
         }
+        $o = $this->options;
+        if (!$o->persistent && Scheduler::canSuspend()) {
+            $this->connectSuspending();
+            return;
+        }
+        $socket = Socket::open($o);
+        $this->adopt($socket);
         if ($socket->greeting === null) {
             return;
         }
-        $this->greeting = $socket->greeting;
         if ($o->needsAuth()) {
             try {
                 $this->authenticateNow((string) $o->user, $o->password);
@@ -215,6 +240,60 @@ final class Connection implements Handler, Driver
                 $this->disconnect($e instanceof ConnectionException ? $e : new ConnectionException('Authentication failed', $o->display, false, $e));
                 throw $e;
             }
+        }
+    }
+
+    /** Makes $socket this connection's new session. */
+    private function adopt(Socket $socket): void
+    {
+        $this->socket = $socket;
+        $this->rbuf = $this->wbuf = '';
+        $this->queued = $this->written = 0;
+        $this->generation++;
+        $this->schema->reset();
+        if ($this->options->persistent) {
+            // Sync numbers must not repeat those of a previous PHP request on the same socket.
+            $this->sync = \random_int(1, 1 << 40);
+        }
+        if ($socket->greeting !== null) {
+            $this->greeting = $socket->greeting;
+        }
+    }
+
+    /**
+     * connect() from a Fiber: the session stays invisible (socket null) until AUTH succeeded,
+     * so no other Fiber can slip a request in ahead of it.
+     */
+    private function connectSuspending(): void
+    {
+        $o = $this->options;
+        $this->connecting = $attempt = new Future();
+        try {
+            $deadline = \microtime(true) + $o->connectTimeout;
+            $socket = Socket::openSuspending($o, $deadline);
+            if ($o->needsAuth()) {
+                try {
+                    $sync = ++$this->sync;
+                    $body = self::authRequest($socket->greeting, (string) $o->user, $o->password)->body;
+                    $socket->write($this->encoder->frame(Iproto::AUTH, $sync, 0, $body), $o->writeTimeout, $o->display);
+                    $buf = '';
+                    $off = 0;
+                    while (($f = FrameReader::next($buf, $off, \strlen($buf), $o->display)) === null) {
+                        $buf .= $socket->readSuspending($deadline, $o->display);
+                    }
+                    $this->reply($f[0], $sync, $f[2], $f[3]);
+                } catch (\Throwable $e) {
+                    $socket->close();
+                    throw $e;
+                }
+            }
+            $this->adopt($socket);
+            $attempt->resolve(null);
+        } catch (\Throwable $e) {
+            $attempt->reject($e);
+            throw $e;
+        } finally {
+            $this->connecting = null;
         }
     }
 
@@ -244,7 +323,7 @@ final class Connection implements Handler, Driver
                 if ($this->socket === null) {
                     throw new \LogicException('Awaited a request of a connection that was closed without failing it');
                 }
-                $deadline = $future instanceof PendingRequest ? $future->deadline : (\reset($this->pending) ?: null)?->deadline;
+                $deadline = $future instanceof PendingRequest ? $future->deadline : ($this->pending === [] ? null : self::earliest($this->pending));
                 $this->rbuf .= $this->socket->read(($deadline ?? 0.0) - \microtime(true), 65536, $this->options->display);
                 $this->dispatch();
             }
@@ -275,10 +354,13 @@ final class Connection implements Handler, Driver
         $this->rbuf = $this->wbuf = '';
         $pending = $this->pending;
         $this->pending = [];
-        foreach ($pending as $sync => $p) {
+        foreach ($pending as $p) {
             $e = $reason;
-            if ($reason instanceof ConnectionException && $reason->requestSent !== ($sync <= $this->sentUpTo)) {
-                $e = $reason->withRequestSent($sync <= $this->sentUpTo);
+            // Frame by frame: those the kernel took (even in part) may have been executed,
+            // those still queued behind the failure point certainly were not.
+            $sent = $p->start < $this->written;
+            if ($reason instanceof ConnectionException && $reason->requestSent !== $sent) {
+                $e = $reason->withRequestSent($sent);
             }
             $p->reject($e);
         }

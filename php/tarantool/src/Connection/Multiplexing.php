@@ -36,8 +36,7 @@ trait Multiplexing
         $data = $this->wbuf;
         $this->wbuf = '';
         try {
-            $this->socket->write($data, $this->options->writeTimeout, $this->options->display);
-            $this->sentUpTo = $this->sync;
+            $this->socket->write($data, $this->options->writeTimeout, $this->options->display, $this->written);
         } catch (ConnectionException $e) {
             if ($blocking) {
                 throw $e;
@@ -50,7 +49,30 @@ trait Multiplexing
     {
         $loop = $this->loop ??= Loop::get();
         $this->watcher = $loop->onReadable($this->socket->stream, fn () => $this->onReadable());
-        $this->timer ??= $loop->delay(\max(0.0, \reset($this->pending)->deadline - \microtime(true)), fn () => $this->onTimer());
+        if ($this->timer === null) {
+            $this->armTimer(self::earliest($this->pending));
+        }
+    }
+
+    private function armTimer(float $at): void
+    {
+        if ($this->timer !== null) {
+            $this->loop->cancel($this->timer);
+        }
+        $this->timerAt = $at;
+        $this->timer = $this->loop->delay(\max(0.0, $at - \microtime(true)), fn () => $this->onTimer());
+    }
+
+    /** @param array<int, PendingRequest> $pending */
+    private static function earliest(array $pending): float
+    {
+        $at = \INF;
+        foreach ($pending as $p) {
+            if ($p->deadline < $at) {
+                $at = $p->deadline;
+            }
+        }
+        return $at;
     }
 
     private function unwatch(): void
@@ -85,15 +107,17 @@ trait Multiplexing
     {
         $this->timer = null;
         $now = \microtime(true);
+        // Deadlines differ with per-call timeouts, so every request is checked.
         foreach ($this->pending as $sync => $p) {
-            if ($p->deadline > $now) {
-                if ($this->watcher !== null) {
-                    $this->timer = $this->loop->delay($p->deadline - $now, fn () => $this->onTimer());
-                }
-                return;
+            if ($p->deadline <= $now) {
+                unset($this->pending[$sync]);
+                // Its frame may still be queued, but then it will go out: maybe sent either way.
+                $p->reject(new TimeoutException(\sprintf('No reply within %.3f s from %s (request #%d)', $p->timeout, $this->options->display, $sync), $this->options->display, true));
             }
-            unset($this->pending[$sync]);
-            $p->reject(new TimeoutException(\sprintf('No reply within %.3f s from %s (request #%d)', $this->options->readTimeout, $this->options->display, $sync), $this->options->display, true));
+        }
+        // Rejections resume Fibers that may have sent more requests meanwhile.
+        if ($this->pending !== [] && $this->watcher !== null && $this->timer === null) {
+            $this->armTimer(self::earliest($this->pending));
         }
     }
 

@@ -15,11 +15,17 @@ final class PendingRequest extends Future
     public int $schemaVersion = 0;
     public string $raw = '';
 
+    /**
+     * @param int $start offset of the request's first byte in the session's output stream:
+     *   once the connection has written past it, the request is "maybe sent"
+     */
     public function __construct(
         Driver $driver,
         public readonly int $sync,
         public readonly float $deadline,
         public readonly ?\Closure $onPush,
+        public readonly int $start = 0,
+        public readonly float $timeout = 0.0,
     ) {
         parent::__construct($driver);
     }

@@ -49,16 +49,19 @@ trait RoundTrip
         if ($socket->timeout !== $o->readTimeout) {
             $socket->setTimeout($o->readTimeout);
         }
+        $start = $this->written;
+        $this->queued += \strlen($frame);
         $n = @\fwrite($socket->stream, $frame);
+        $this->written += (int) $n;
         if ($n !== \strlen($frame)) {
             try {
-                $socket->write(\substr($frame, (int) $n), $o->writeTimeout, $o->display);
+                $socket->write(\substr($frame, (int) $n), $o->writeTimeout, $o->display, $this->written);
             } catch (ConnectionException $e) {
+                $e = $e->withRequestSent($this->written > $start);
                 $this->disconnect($e);
                 throw $e;
             }
         }
-        $this->sentUpTo = $sync;
         $buf = (string) @\fread($socket->stream, 65536);
         // Usually the whole reply arrives in one read, with Tarantool's fixed-width header.
         if (\strlen($buf) > 28 && $buf[0] === "\xce" && \unpack('N', $buf, 1)[1] === \strlen($buf) - 5
@@ -82,8 +85,7 @@ trait RoundTrip
         $body = $request->body;
         $schemaVersion = 0;
         if ($request->usesNames()) {
-            $body = $this->schema->resolve($body);
-            $schemaVersion = $this->schema->version();
+            [$body, $schemaVersion] = $this->schema->resolve($body);
             if ($this->socket === null || $this->pending !== []) {
                 return $this->send($request)->await();
             }
@@ -91,14 +93,18 @@ trait RoundTrip
         $o = $this->options;
         $sync = ++$this->sync;
         $frame = $this->encoder->frame($request->type, $sync, $schemaVersion, $body);
-        $deadline = \microtime(true) + $o->readTimeout;
+        $deadline = \microtime(true) + ($request->timeout ?? $o->readTimeout);
+        $start = $this->written;
+        $this->queued += \strlen($frame);
         try {
-            $this->socket->write($frame, $o->writeTimeout, $o->display);
+            $this->socket->write($frame, $o->writeTimeout, $o->display, $this->written);
         } catch (ConnectionException $e) {
+            // Part of a frame cannot execute, but it is reported maybe sent all the same:
+            // only "nothing left the process" is a promise worth making.
+            $e = $e->withRequestSent($this->written > $start);
             $this->disconnect($e);
             throw $e;
         }
-        $this->sentUpTo = $sync;
         return $this->exchange($sync, $request->onPush ?? $this->onPush, $this->rbuf, $deadline);
     }
 

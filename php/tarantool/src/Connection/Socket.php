@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Tarantool\Connection;
 
+use Ferry\Tarantool\Async\Scheduler;
 use Ferry\Tarantool\Exception\ConnectionException;
 use Ferry\Tarantool\Exception\TimeoutException;
 use Ferry\Tarantool\Protocol\Greeting;
@@ -55,6 +56,71 @@ final class Socket
         }
         $greeting = Greeting::parse($bytes);
         return new self($stream, $greeting, false);
+    }
+
+    /**
+     * open() for a Fiber under the loop: the TCP handshake and the greeting are awaited by
+     * suspending the Fiber, so the rest of the worker keeps running. Not for persistent sockets.
+     */
+    public static function openSuspending(Options $o, float $deadline): self
+    {
+        $context = \stream_context_create($o->unix ? [] : ['socket' => ['tcp_nodelay' => $o->tcpNoDelay]]);
+        $errno = 0;
+        $errstr = '';
+        $stream = @\stream_socket_client($o->address, $errno, $errstr, $o->connectTimeout, \STREAM_CLIENT_CONNECT | \STREAM_CLIENT_ASYNC_CONNECT, $context);
+        if ($stream === false) {
+            throw new ConnectionException(\sprintf('Cannot connect to %s: %s', $o->display, $errstr !== '' ? $errstr : 'error ' . $errno), $o->display);
+        }
+        \stream_set_read_buffer($stream, 0);
+        $socket = new self($stream, null, false);
+        try {
+            if (!Scheduler::awaitWritable($stream, \max(0.0, $deadline - \microtime(true)))) {
+                throw new TimeoutException(\sprintf('Cannot connect to %s: timed out after %.3f s', $o->display, $o->connectTimeout), $o->display);
+            }
+            // Writable with no peer means the handshake failed (refused, unreachable).
+            if (\stream_socket_get_name($stream, true) === false) {
+                throw new ConnectionException(\sprintf('Cannot connect to %s: %s', $o->display, self::pendingError($stream)), $o->display);
+            }
+            $bytes = '';
+            try {
+                while (\strlen($bytes) < Greeting::SIZE) {
+                    $bytes .= $socket->readSuspending($deadline, $o->display, Greeting::SIZE - \strlen($bytes));
+                }
+            } catch (ConnectionException $e) {
+                throw new ConnectionException('No greeting from ' . $o->display . ': ' . $e->getMessage(), $o->display, false, $e);
+            }
+        } catch (\Throwable $e) {
+            $socket->close();
+            throw $e;
+        }
+        return new self($stream, Greeting::parse($bytes), false);
+    }
+
+    /** Waits (suspending the Fiber) for data until $deadline, then returns one read's worth. */
+    public function readSuspending(float $deadline, string $peer, int $max = self::READ_CHUNK): string
+    {
+        $left = $deadline - \microtime(true);
+        if ($left <= 0.0 || !Scheduler::awaitReadable($this->stream, $left)) {
+            throw new TimeoutException('Read timed out' . ($peer !== '' ? ' from ' . $peer : ''), $peer);
+        }
+        $data = @\fread($this->stream, $max);
+        if ($data === '' || $data === false) {
+            throw new ConnectionException('Connection closed by peer' . ($peer !== '' ? ' ' . $peer : ''), $peer);
+        }
+        return $data;
+    }
+
+    /** @param resource $stream */
+    private static function pendingError($stream): string
+    {
+        if (\function_exists('socket_import_stream')) {
+            $sock = @\socket_import_stream($stream);
+            $errno = $sock === false ? 0 : (int) @\socket_get_option($sock, \SOL_SOCKET, \SO_ERROR);
+            if ($errno !== 0) {
+                return \socket_strerror($errno);
+            }
+        }
+        return 'connection refused or unreachable';
     }
 
     /** @return resource */
@@ -119,8 +185,12 @@ final class Socket
         return $data;
     }
 
-    /** Writes all of $data or throws; $timeout bounds each wait for buffer space. */
-    public function write(string $data, float $timeout, string $peer = ''): void
+    /**
+     * Writes all of $data or throws; $timeout bounds each wait for buffer space. $written grows
+     * by every byte the kernel accepted, also when it throws part-way: the caller works out
+     * from it which frames may have reached the server.
+     */
+    public function write(string $data, float $timeout, string $peer = '', int &$written = 0): void
     {
         $this->setTimeout($timeout);
         $len = \strlen($data);
@@ -132,10 +202,12 @@ final class Socket
                 }
                 throw new ConnectionException('Cannot write to ' . $peer . ' (connection broken)', $peer, false);
             }
+            $written += $n;
             $data = \substr($data, $n);
             $len -= $n;
             $n = @\fwrite($this->stream, $data);
         }
+        $written += $n;
     }
 
     public function close(): void

@@ -6,8 +6,12 @@ namespace Ferry\Tarantool\Exception;
 
 /**
  * The transport failed: connect refused, greeting/auth failed, socket closed or broken.
- * $requestSent tells retry logic whether the server may already have executed the request
- * (a write must then not be replayed blindly).
+ *
+ * $requestSent is true when the request is "maybe sent": at least one byte of its frame was
+ * handed to the socket, so the server may have executed it and nobody can tell. False means
+ * "not sent": none of its bytes left the process (it was still queued behind an earlier frame
+ * when the write failed, or the connection never opened), so replaying it is safe. Retry and
+ * failover replay a maybe-sent request only if it is idempotent (Request::isIdempotent()).
  */
 class ConnectionException extends TarantoolException
 {
@@ -18,6 +22,12 @@ class ConnectionException extends TarantoolException
         ?\Throwable $previous = null,
     ) {
         parent::__construct($message, 0, $previous);
+    }
+
+    /** Alias of $requestSent that reads like what it means. */
+    public function maybeSent(): bool
+    {
+        return $this->requestSent;
     }
 
     public function withRequestSent(bool $sent): static

@@ -12,9 +12,11 @@ use Ferry\Tarantool\Protocol\Response;
 
 /**
  * Retries on connection failures with exponential backoff (the connection reopens on the next
- * attempt). A request that may already have reached the server is only retried when it is
- * read-only, unless $retryUnsafe: replaying an INSERT or a CALL could apply it twice.
- * Backoff sleeps suspend only the current Fiber when the loop runs.
+ * attempt). A request reported "not sent" (none of its bytes left the process) is always
+ * retried; a "maybe sent" one only if it is idempotent: read-only (SELECT, PING, read-only SQL)
+ * or declared so by the caller (Client::call(..., idempotent: true), Client::with()).
+ * Replaying anything else could apply it twice, so its ConnectionException is passed on and
+ * the caller decides. Backoff sleeps suspend only the current Fiber when the loop runs.
  */
 final class RetryMiddleware implements Middleware
 {
@@ -23,7 +25,6 @@ final class RetryMiddleware implements Middleware
         private readonly float $baseDelay = 0.05,
         private readonly float $maxDelay = 1.0,
         private readonly float $multiplier = 2.0,
-        private readonly bool $retryUnsafe = false,
         private readonly bool $jitter = true,
     ) {
         if ($maxRetries < 0 || $baseDelay < 0 || $maxDelay < 0 || $multiplier < 1) {
@@ -38,7 +39,7 @@ final class RetryMiddleware implements Middleware
             try {
                 return $next->handle($request);
             } catch (ConnectionException $e) {
-                if ($attempt >= $this->maxRetries || ($e->requestSent && !$this->retryUnsafe && !$request->isReadOnly())) {
+                if ($attempt >= $this->maxRetries || ($e->requestSent && !$request->isIdempotent())) {
                     throw $e;
                 }
             }

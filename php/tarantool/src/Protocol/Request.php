@@ -15,13 +15,42 @@ final class Request
      * @param array<int, mixed> $body
      * @param \Closure(mixed, int): void|null $onPush receives IPROTO_CHUNK (box.session.push) data
      * @param string|null $sql text of a prepared statement executed by id (for logs and the firewall)
+     * @param bool $idempotent the caller declares that executing it twice does no harm, so it may
+     *   be replayed after a failure that left its outcome unknown (see isIdempotent())
+     * @param float|null $timeout seconds from sending to the complete reply, instead of the
+     *   connection's read_timeout
      */
     public function __construct(
         public readonly int $type,
         public readonly array $body,
         public readonly ?\Closure $onPush = null,
         public readonly ?string $sql = null,
+        public readonly bool $idempotent = false,
+        public readonly ?float $timeout = null,
     ) {
+        if ($timeout !== null && !($timeout > 0)) {
+            throw new \InvalidArgumentException(\sprintf('Request timeout must be a positive number of seconds, got %s', \var_export($timeout, true)));
+        }
+    }
+
+    /** A copy with a per-call timeout and/or the idempotent declaration (null keeps the current value). */
+    public function with(?float $timeout = null, ?bool $idempotent = null): self
+    {
+        if (($timeout === null || $timeout === $this->timeout) && ($idempotent === null || $idempotent === $this->idempotent)) {
+            return $this;
+        }
+        return new self($this->type, $this->body, $this->onPush, $this->sql, $idempotent ?? $this->idempotent, $timeout ?? $this->timeout);
+    }
+
+    /**
+     * Whether the request may be replayed when it may already have reached the server (its
+     * outcome is unknown): read-only requests, and anything the caller declared idempotent.
+     * INSERT, UPDATE, CALL, EVAL... are not, unless declared: applying them twice could
+     * duplicate a write.
+     */
+    public function isIdempotent(): bool
+    {
+        return $this->idempotent || $this->isReadOnly();
     }
 
     public function typeName(): string

@@ -80,7 +80,7 @@ final class RequestFactory
     }
 
     /** @param list<mixed> $args */
-    public static function call(string $function, array $args, ?\Closure $onPush): Request
+    public static function call(string $function, array $args, ?\Closure $onPush, bool $idempotent = false): Request
     {
         if ($function === '') {
             throw new \InvalidArgumentException('call(): empty function name');
@@ -88,16 +88,16 @@ final class RequestFactory
         return new Request(Iproto::CALL, [
             Iproto::FUNCTION_NAME => $function,
             Iproto::TUPLE => \array_values($args),
-        ], $onPush);
+        ], $onPush, null, $idempotent);
     }
 
     /** @param list<mixed> $args */
-    public static function evaluate(string $expr, array $args, ?\Closure $onPush): Request
+    public static function evaluate(string $expr, array $args, ?\Closure $onPush, bool $idempotent = false): Request
     {
         return new Request(Iproto::EVAL, [
             Iproto::EXPR => $expr,
             Iproto::TUPLE => \array_values($args),
-        ], $onPush);
+        ], $onPush, null, $idempotent);
     }
 
     /** @param array<int|string, mixed> $binds */

@@ -18,6 +18,8 @@ use Ferry\Tarantool\Protocol\Request;
  */
 final class Schema
 {
+    private const MAX_RESOLVE_ATTEMPTS = 5;
+
     /** @var array<string, int> */
     private array $spaces = [];
     /** @var array<int, array<string, int>> */
@@ -44,23 +46,37 @@ final class Schema
     }
 
     /**
+     * Replaces space and index names by ids, all read from one snapshot of the cache: if a
+     * lookup meanwhile found the schema at another version (DDL happened), everything is
+     * resolved again at the new version. The request must carry the returned version, so the
+     * server refuses it (ER_WRONG_SCHEMA_VERSION) if the schema moved on after that snapshot.
      * @param array<int, mixed> $body
-     * @return array<int, mixed> the body with SPACE_ID / INDEX_ID as numbers
+     * @return array{array<int, mixed>, int} the body with SPACE_ID / INDEX_ID as numbers, and
+     *   the schema version those ids belong to
      */
     public function resolve(array $body): array
     {
-        $space = $body[Iproto::SPACE_ID] ?? null;
-        if (\is_string($space)) {
-            $space = $body[Iproto::SPACE_ID] = $this->spaceId($space);
-        }
-        $index = $body[Iproto::INDEX_ID] ?? null;
-        if (\is_string($index)) {
-            if (!\is_int($space)) {
-                throw new SchemaException(\sprintf('Index "%s" given by name but the request names no space', $index));
+        for ($attempt = 1; ; $attempt++) {
+            $version = $this->version;
+            $resolved = $body;
+            $space = $body[Iproto::SPACE_ID] ?? null;
+            if (\is_string($space)) {
+                $space = $resolved[Iproto::SPACE_ID] = $this->spaceId($space);
             }
-            $body[Iproto::INDEX_ID] = $this->indexId($space, $index);
+            $index = $body[Iproto::INDEX_ID] ?? null;
+            if (\is_string($index)) {
+                if (!\is_int($space)) {
+                    throw new SchemaException(\sprintf('Index "%s" given by name but the request names no space', $index));
+                }
+                $resolved[Iproto::INDEX_ID] = $this->indexId($space, $index);
+            }
+            if ($this->version === $version) {
+                return [$resolved, $version];
+            }
+            if ($attempt === self::MAX_RESOLVE_ATTEMPTS) {
+                throw new SchemaException(\sprintf('The schema changed during each of %d attempts to resolve names', $attempt));
+            }
         }
-        return $body;
     }
 
     public function spaceId(string $name): int
