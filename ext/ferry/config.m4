@@ -1,0 +1,11 @@
+dnl ext/ferry: Ferry's optional worker extension (see README.md).
+PHP_ARG_ENABLE([ferry],
+  [whether to enable the Ferry worker extension],
+  [AS_HELP_STRING([--enable-ferry], [Enable the Ferry worker extension])],
+  [no])
+
+if test "$PHP_FERRY" != "no"; then
+  AC_DEFINE(HAVE_FERRY, 1, [Whether the Ferry extension is enabled])
+  PHP_NEW_EXTENSION(ferry, [ferry.c ferry_sapi.c ferry_session.c ferry_uploads.c ferry_exit.c ferry_frame.c ferry_frame_php.c], $ext_shared,, [-DZEND_ENABLE_STATIC_TSRMLS_CACHE=1 -Wall -Wextra -Wno-unused-parameter])
+  PHP_ADD_EXTENSION_DEP(ferry, session)
+fi

@@ -1,0 +1,68 @@
+/* Written by hand (no gen_stub.php at build time); README.md documents each signature. */
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_request_begin, 0, 0, IS_VOID, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_request_end, 0, 0, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, defaultContentType, _IS_BOOL, 0, "true")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_in_request, 0, 0, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_register_uploaded_file, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, path, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_catch_exit, 0, 1, IS_LONG, 1)
+	ZEND_ARG_TYPE_INFO(0, callback, IS_CALLABLE, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_frames_parse, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, buffer, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, offset, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, maxPayload, IS_LONG, 0, "67108864")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_frame_decode, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, bytes, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, maxPayload, IS_LONG, 0, "67108864")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_frame_encode, 0, 1, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, flags, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, payload, IS_STRING, 0, "\"\"")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, streamFlags, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_answer_frame, 0, 3, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, contextLength, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, id, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, payload, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_FUNCTION(ferry_request_begin);
+ZEND_FUNCTION(ferry_request_end);
+ZEND_FUNCTION(ferry_in_request);
+ZEND_FUNCTION(ferry_register_uploaded_file);
+ZEND_FUNCTION(ferry_catch_exit);
+ZEND_FUNCTION(ferry_frames_parse);
+ZEND_FUNCTION(ferry_frame_decode);
+ZEND_FUNCTION(ferry_frame_encode);
+ZEND_FUNCTION(ferry_answer_frame);
+
+#define FERRY_FE(name) ZEND_RAW_FENTRY(PHP_FERRY_NS "\\" #name, zif_ferry_##name, arginfo_ferry_##name, 0)
+
+static const zend_function_entry ferry_functions[] = {
+	FERRY_FE(request_begin)
+	FERRY_FE(request_end)
+	FERRY_FE(in_request)
+	FERRY_FE(register_uploaded_file)
+	FERRY_FE(catch_exit)
+	FERRY_FE(frames_parse)
+	FERRY_FE(frame_decode)
+	FERRY_FE(frame_encode)
+	FERRY_FE(answer_frame)
+	ZEND_FE_END
+};

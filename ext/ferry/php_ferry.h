@@ -1,0 +1,44 @@
+#ifndef PHP_FERRY_H
+#define PHP_FERRY_H
+
+#include "php.h"
+
+#define PHP_FERRY_VERSION "0.1.0"
+#define PHP_FERRY_NS "Ferry\\Ext"
+
+extern zend_module_entry ferry_module_entry;
+#define phpext_ferry_ptr &ferry_module_entry
+
+ZEND_BEGIN_MODULE_GLOBALS(ferry)
+	/* between request_begin() and request_end(): PHP's header functions are live */
+	bool in_request;
+	/* the status line's phrase as it was when the headers went out; PHP frees the line itself then */
+	zend_string *sent_reason;
+	/* http_response_code() when the headers went out: PHP 8.2 still lets it change after */
+	int sent_status;
+	/* SG(rfc1867_uploaded_files) was created by us, so we may drop it whole */
+	bool owns_uploads;
+ZEND_END_MODULE_GLOBALS(ferry)
+
+ZEND_EXTERN_MODULE_GLOBALS(ferry)
+#define FERRY_G(v) ZEND_MODULE_GLOBALS_ACCESSOR(ferry, v)
+
+#if defined(ZTS) && defined(COMPILE_DL_FERRY)
+ZEND_TSRMLS_CACHE_EXTERN()
+#endif
+
+/* ferry_sapi.c */
+void ferry_sapi_minit(void);
+void ferry_sapi_mshutdown(void);
+void ferry_sapi_rshutdown(void);
+
+/* ferry_uploads.c */
+void ferry_forget_uploads(void);
+
+/* ferry_session.c */
+void ferry_session_reset(void);
+
+/* ferry_frame_php.c */
+void ferry_frame_minit(int module_number);
+
+#endif
