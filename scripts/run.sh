@@ -4,14 +4,19 @@
 #   - bin/ferry serve -c examples/voting/ferry.yaml, told the Tarantool URI through VOTING_TARANTOOL.
 # Waits until both answer, prints the URL, and stops both on Ctrl-C / SIGTERM.
 # `make run APP=hello` runs the hello example instead (bin/ferry serve with no config).
+# `make run APP=voting-replicas` runs the voting service on a replica set instead: a master and
+# two replicas (fresh data in ./var/voting-replicas, synchronous spaces unless VOTING_SYNC=0),
+# reads served by the replicas, and a failover when the master dies (try kill -9 on it).
 # Environment: FERRY_ADDRESS (127.0.0.1:8080), TARANTOOL_PORT (first port tried, 3301),
 # VOTING_WAL_MODE (write).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ ${APP:-voting} == hello ]]; then
-    exec bin/ferry serve "$@"
-fi
+case ${APP:-voting} in
+    hello) exec bin/ferry serve "$@" ;;
+    voting | voting-replicas) ;;
+    *) echo "run.sh: unknown APP=$APP (voting, voting-replicas or hello)" >&2; exit 2 ;;
+esac
 
 die() { echo "run.sh: $*" >&2; exit 1; }
 command -v tarantool >/dev/null || die "tarantool is not installed (make deps installs it)"
@@ -20,15 +25,23 @@ command -v tarantool >/dev/null || die "tarantool is not installed (make deps in
 # A port is free when nothing accepts a connection on it.
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-tnt_port=${TARANTOOL_PORT:-3301}
-for ((i = 0; i < 100; i++)); do
-    port_busy "$tnt_port" || break
-    tnt_port=$((tnt_port + 1))
-done
-port_busy "$tnt_port" && die "no free port for Tarantool from ${TARANTOOL_PORT:-3301} upwards"
+# free_port N: the first free port from N upwards.
+free_port() {
+    local p=$1
+    for ((i = 0; i < 100; i++)); do
+        port_busy "$p" || { echo "$p"; return; }
+        p=$((p + 1))
+    done
+    die "no free port for Tarantool from $1 upwards"
+}
+tnt_port=$(free_port "${TARANTOOL_PORT:-3301}")
 
 export FERRY_ADDRESS=${FERRY_ADDRESS:-127.0.0.1:8080}
 port_busy "${FERRY_ADDRESS##*:}" && die "$FERRY_ADDRESS is already in use (set FERRY_ADDRESS=127.0.0.1:<port>)"
+
+if [[ ${APP:-voting} == voting-replicas ]]; then
+    exec examples/voting/run-replicas.sh "$tnt_port" "$@"
+fi
 
 data=var/voting
 mkdir -p "$data"

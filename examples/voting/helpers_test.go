@@ -76,6 +76,13 @@ type ferry struct {
 // startFerry runs 2 workers; with fibers each runs requests concurrently (pool.fibers).
 func startFerry(t testing.TB, tt *tarantool, fibers bool) *ferry {
 	t.Helper()
+	return startFerryWith(t, tt.uri(), 2, fibers)
+}
+
+// startFerryWith serves the app with VOTING_TARANTOOL=uri (several comma-separated URIs make
+// a replica set).
+func startFerryWith(t testing.TB, uri string, workers int, fibers bool) *ferry {
+	t.Helper()
 	dir := t.TempDir()
 	// Port 0: ferry picks a free port and names it in its first line, so no
 	// other process can take it between a probe and the listen.
@@ -84,7 +91,7 @@ func startFerry(t testing.TB, tt *tarantool, fibers bool) *ferry {
   static: {dir: %q}
 pool:
   command: [php, %q]
-  num_workers: 2
+  num_workers: %d
   fibers: %t
   env:
     VOTING_TARANTOOL: %q
@@ -92,7 +99,7 @@ pool:
     VOTING_READ_TIMEOUT: "1"
 admin: {socket: %q}
 log: {level: warn}
-`, filepath.Join(exampleDir, "public"), filepath.Join(exampleDir, "worker.php"), fibers, tt.uri(), filepath.Join(dir, "admin.sock"))
+`, filepath.Join(exampleDir, "public"), filepath.Join(exampleDir, "worker.php"), workers, fibers, uri, filepath.Join(dir, "admin.sock"))
 	cfgPath := filepath.Join(dir, "ferry.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -24,13 +24,14 @@ type tarantool struct {
 	dir     string
 	port    int
 	walMode string
+	env     []string // extra environment for init.lua (replica-set mode)
 	cmd     *exec.Cmd
 	done    chan struct{}
 }
 
-func startTarantool(t testing.TB, walMode string) *tarantool {
+func startTarantool(t testing.TB, walMode string, env ...string) *tarantool {
 	t.Helper()
-	tt := &tarantool{t: t, dir: t.TempDir(), port: freePort(t), walMode: walMode}
+	tt := &tarantool{t: t, dir: t.TempDir(), port: freePort(t), walMode: walMode, env: env}
 	tt.start()
 	t.Cleanup(func() {
 		tt.stop()
@@ -58,6 +59,7 @@ func (tt *tarantool) start() {
 		"VOTING_ADMIN_PASSWORD="+adminPassword,
 		"VOTING_MEMTX_MEMORY=134217728",
 	)
+	cmd.Env = append(cmd.Env, tt.env...)
 	if err := cmd.Start(); err != nil {
 		tt.t.Fatal(err)
 	}

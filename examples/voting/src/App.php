@@ -46,7 +46,7 @@ final class App
             return $this->notAllowed($r, 'GET, HEAD');
         }
         $cookie = $r->voterCookie !== null && Uuid::isValid($r->voterCookie) ? $r->voterCookie : null;
-        [$stickers, $newSession] = $this->store->visit(
+        [$stickers, $newSession, $readFrom] = $this->store->visit(
             $cookie,
             $kind === 'good' ? 'voting_top' : 'voting_bottom',
             self::SHOWN,
@@ -54,8 +54,12 @@ final class App
             $r->ip,
             $r->userAgent,
         );
-        $response = AppResponse::html($this->view->page($kind, $stickers));
+        $servedBy = $this->store->replicaSet && $readFrom !== null ? $readFrom : null;
+        $response = AppResponse::html($this->view->page($kind, $stickers, $servedBy));
         $response->headers['Cache-Control'] = 'no-store';
+        if ($servedBy !== null) {
+            $response->headers['X-Voting-Read-From'] = (string) $servedBy;
+        }
         if ($newSession !== null) {
             $response->withCookie(\sprintf('%s=%s; Max-Age=%d; Path=/; HttpOnly; SameSite=Lax', self::COOKIE, $newSession, self::COOKIE_MAX_AGE));
         }

@@ -4,10 +4,12 @@ declare(strict_types=1);
 
 namespace Voting;
 
+use Ferry\Tarantool\Async\Future;
 use Ferry\Tarantool\Client;
 use Ferry\Tarantool\Codec\ExtCodec;
 use Ferry\Tarantool\Connection\Connection;
 use Ferry\Tarantool\Exception\ConnectionException;
+use Ferry\Tarantool\Exception\ServerException;
 use Ferry\Tarantool\Exception\TimeoutException;
 
 /**
@@ -19,14 +21,23 @@ final class Store
     // Fixed in tarantool/init.lua, so no schema has to be fetched after connecting.
     private const SESSIONS = 513;
     private const MAX_USER_AGENT = 256;
+    /**
+     * A synchronous write (replica-set mode) that collected no quorum in time, and the writes
+     * queued behind it, are rolled back: ER_SYNC_QUORUM_TIMEOUT, ER_SYNC_ROLLBACK, and
+     * ER_WAL_IO, the code 2.6.0 gives the queued ones. Nothing was stored: a 503 to retry.
+     */
+    private const SYNC_FAILURES = [216, 217, 40];
 
-    public function __construct(private readonly Client $client)
+    /** @param bool $replicaSet whether $client spans a replica set (pages then say who served them) */
+    public function __construct(private readonly Client $client, public readonly bool $replicaSet = false)
     {
     }
 
     /**
      * A client configured from the environment:
-     *   VOTING_TARANTOOL         URI, default tcp://voting:voting@127.0.0.1:3301
+     *   VOTING_TARANTOOL         URI, default tcp://voting:voting@127.0.0.1:3301; several
+     *                            comma-separated URIs make a replica set: writes go to the
+     *                            master, the listings (voting_top/bottom) to the replicas
      *   VOTING_CONNECT_TIMEOUT   seconds, default 0.5 (Tarantool down must not hang pages)
      *   VOTING_READ_TIMEOUT      seconds, default 2
      */
@@ -42,7 +53,16 @@ final class Store
         if (\function_exists('msgpack_pack')) {
             $options['codec'] = new ExtCodec();
         }
-        return new self(Client::connect($env('VOTING_TARANTOOL', 'tcp://voting:voting@127.0.0.1:3301'), $options));
+        $uris = array_values(array_filter(array_map(trim(...), explode(',', $env('VOTING_TARANTOOL', 'tcp://voting:voting@127.0.0.1:3301')))));
+        if (\count($uris) > 1) {
+            return new self(Client::replicaSet($uris, $options + [
+                'read_from_replicas' => true,
+                // Read-only procedures a replica may serve; voting_vote and writes go to the master.
+                'read_only_calls' => ['voting_top', 'voting_bottom', 'voting_uuid'],
+                'down_for' => 1.0,
+            ]), true);
+        }
+        return new self(Client::connect($uris[0], $options));
     }
 
     /**
@@ -53,7 +73,8 @@ final class Store
      * visitor costs one exchange and a new one two.
      *
      * @param 'voting_top'|'voting_bottom' $listing
-     * @return array{list<Sticker>, ?string} the stickers and the new session id, if one was made
+     * @return array{list<Sticker>, ?string, ?int} the stickers, the new session id if one was
+     *   made, and the box.info.id of the instance that read the stickers
      */
     public function visit(?string $cookie, string $listing, int $count, int $now, string $ip, string $userAgent): array
     {
@@ -63,22 +84,41 @@ final class Store
             $async = $this->client->async();
             $listed = $async->call($listing, [$count]);
             $newId = null;
-            if ($cookie === null || $async->update(self::SESSIONS, [$cookie], $ops)->await() === null) {
+            if ($cookie === null || !$this->refreshSession($async->update(self::SESSIONS, [$cookie], $ops))) {
                 $newId = $async->call('voting_uuid')->await()[0] ?? null;
                 if (!\is_string($newId) || !Uuid::isValid($newId)) {
                     throw new \UnexpectedValueException('voting_uuid() returned ' . var_export($newId, true));
                 }
                 $saved = $async->upsert(self::SESSIONS, [$newId, $now, $ip, $userAgent], $ops);
             }
-            $tuples = $listed->await()[0] ?? null;
+            $reply = $listed->await();
+            $tuples = $reply[0] ?? null;
             if (!\is_array($tuples)) {
                 throw new \UnexpectedValueException("$listing() returned no list");
             }
             if (isset($saved)) {
                 $saved->await(); // the cookie is only handed out once its session is stored
             }
-            return [array_map(Sticker::fromTuple(...), $tuples), $newId];
+            return [array_map(Sticker::fromTuple(...), $tuples), $newId, \is_int($reply[1] ?? null) ? $reply[1] : null];
         });
+    }
+
+    /**
+     * Whether the visitor's session exists (and got its time, ip and user agent refreshed).
+     * In a replica set with no reachable master the refresh is skipped and the page is still
+     * served from a replica: the visitor keeps the cookie, unchecked until the next vote.
+     */
+    private function refreshSession(Future $update): bool
+    {
+        try {
+            return $update->await() !== null;
+        } catch (ConnectionException $e) {
+            if (!$this->replicaSet) {
+                throw $e;
+            }
+            error_log('voting: session not refreshed, no writable Tarantool: ' . $e->getMessage());
+            return true;
+        }
     }
 
     /** @return array{VoteOutcome, ?int} the outcome and, when counted, the vote's id */
@@ -105,6 +145,11 @@ final class Store
             return $op();
         } catch (TimeoutException $e) {
             throw new Unavailable('Tarantool did not answer in time: ' . $e->getMessage(), 0, $e);
+        } catch (ServerException $e) {
+            if (!\in_array($e->getCode(), self::SYNC_FAILURES, true)) {
+                throw $e;
+            }
+            throw new Unavailable('Tarantool rolled the write back: ' . $e->getMessage(), 0, $e);
         } catch (ConnectionException $e) {
             if (!$reused) {
                 throw new Unavailable('Tarantool is unreachable: ' . $e->getMessage(), 0, $e);

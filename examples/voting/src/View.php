@@ -12,8 +12,11 @@ final class View
         'bad' => ['/bad', 'The worst stickers'],
     ];
 
-    /** @param list<Sticker> $stickers in display order */
-    public function page(string $kind, array $stickers): string
+    /**
+     * @param list<Sticker> $stickers in display order
+     * @param int|null $servedBy in replica-set mode, box.info.id of the instance that read them
+     */
+    public function page(string $kind, array $stickers, ?int $servedBy = null): string
     {
         [$self, $title] = self::PAGES[$kind];
         $items = '';
@@ -37,7 +40,11 @@ final class View
             $b = $stickers[$i];
             $pairs .= '<li>' . self::voteForm($a, $b, $self) . ' or ' . self::voteForm($b, $a, $self) . "</li>\n";
         }
-        return $this->layout($title, $kind, "<ol class=\"stickers\">\n$items</ol>\n<h2>Which one is better?</h2>\n<ul class=\"pairs\">\n$pairs</ul>\n");
+        $footer = $servedBy === null ? '' : \sprintf(
+            "<p class=\"served\">Stickers read from Tarantool instance #%d of the replica set; votes go to its master.</p>\n",
+            $servedBy,
+        );
+        return $this->layout($title, $kind, "<ol class=\"stickers\">\n$items</ol>\n<h2>Which one is better?</h2>\n<ul class=\"pairs\">\n$pairs</ul>\n$footer");
     }
 
     public function message(string $title, string $text): string

@@ -9,6 +9,15 @@
 --   VOTING_ADMIN_PASSWORD  when set, 'admin' may log in remotely (tests use it to inspect data)
 --   VOTING_STICKERS        stickers seeded on first start                         [16000]
 --   VOTING_LOG             log file; empty = stderr                               []
+-- Replica-set mode (scripts/run.sh with APP=voting-replicas; see the README):
+--   VOTING_REPLICATION     upstream URIs, comma-separated: this instance joins as a replica []
+--   VOTING_READ_ONLY       1 = start read-only (a replica)                        [0]
+--   VOTING_REPLICATOR_PASSWORD  creates the 'replicator' user replicas log in as  []
+--   VOTING_SYNC            1 = votes, sessions and ratings are synchronous spaces (is_sync) [0]
+--   VOTING_SYNCHRO_QUORUM  instances (master included) that must have a synchronous write
+--                          before it is acknowledged                               [2]
+--   VOTING_SYNCHRO_TIMEOUT seconds a synchronous write waits for its quorum before it is
+--                          rolled back (the vote is then answered 503)             [2]
 local fio = require('fio')
 local uuid = require('uuid')
 local log = require('log')
@@ -35,8 +44,19 @@ if not fio.path.is_dir(data_dir) and not fio.mktree(data_dir) then
     error('cannot create VOTING_DATA_DIR ' .. data_dir)
 end
 
+local replication = {}
+for uri in env('VOTING_REPLICATION', ''):gmatch('[^,%s]+') do
+    table.insert(replication, uri)
+end
+local sync = env('VOTING_SYNC', '0') == '1'
+
 -- No listen yet: clients must not see the schema half-built or the seed half-loaded.
+-- A replica joins its master here (box.cfg returns once it has the data).
 box.cfg{
+    replication = #replication > 0 and replication or nil,
+    read_only = env('VOTING_READ_ONLY', '0') == '1',
+    replication_synchro_quorum = tonumber(env('VOTING_SYNCHRO_QUORUM', '2')),
+    replication_synchro_timeout = tonumber(env('VOTING_SYNCHRO_TIMEOUT', '2')),
     memtx_dir = data_dir,
     wal_dir = data_dir,
     wal_mode = wal_mode,
@@ -128,6 +148,27 @@ if seeded then
     box.snapshot()
 end
 
+-- Replica-set mode. Made synchronous only now: the seed, written before any replica exists,
+-- could never collect a quorum.
+local replicator_password = env('VOTING_REPLICATOR_PASSWORD', nil)
+if replicator_password ~= nil and not box.info.ro then
+    box.once('voting-replicator', function()
+        box.schema.user.create('replicator', {password = replicator_password})
+        box.schema.user.grant('replicator', 'replication')
+    end)
+end
+if sync and not box.info.ro then
+    box.once('voting-sync', function()
+        for _, name in ipairs({'stickers', 'sessions', 'votes'}) do
+            -- 2.6.0 has no space:alter(): set the flag in the space's definition.
+            local def = box.space._space:get(box.space[name].id)
+            local flags = def.flags
+            flags.is_sync = true
+            box.space._space:update(def.id, {{'=', 'flags', flags}})
+        end
+    end)
+end
+
 local function limit(n)
     if type(n) ~= 'number' or n < 1 or n > 100 or n ~= math.floor(n) then
         box.error{reason = 'n must be a whole number from 1 to 100', code = 10000}
@@ -139,13 +180,14 @@ function voting_uuid()
     return uuid.str()
 end
 
--- Highest rated first; ties by the larger id (the rating index read backwards).
+-- Highest rated first; ties by the larger id (the rating index read backwards). The second
+-- value, the instance's id, shows which member of a replica set served the read.
 function voting_top(n)
-    return box.space.stickers.index.rating:select({}, {iterator = 'LE', limit = limit(n)})
+    return box.space.stickers.index.rating:select({}, {iterator = 'LE', limit = limit(n)}), box.info.id
 end
 
 function voting_bottom(n)
-    return box.space.stickers.index.rating:select({}, {iterator = 'GE', limit = limit(n)})
+    return box.space.stickers.index.rating:select({}, {iterator = 'GE', limit = limit(n)}), box.info.id
 end
 
 -- One vote per session per unordered pair; the vote row and both rating changes commit in
@@ -180,10 +222,11 @@ function voting_vote(session, winner, loser, now)
 end
 
 local admin_password = env('VOTING_ADMIN_PASSWORD', nil)
-if admin_password ~= nil then
+if admin_password ~= nil and not box.info.ro then -- replicas get it from the master
     box.schema.user.passwd('admin', admin_password)
 end
 
 box.cfg{listen = listen}
-log.info('voting: %d stickers, %d sessions, %d votes, wal_mode=%s, listening on %s',
-    box.space.stickers:len(), box.space.sessions:len(), box.space.votes:len(), wal_mode, listen)
+log.info('voting: %d stickers, %d sessions, %d votes, wal_mode=%s, listening on %s, instance id %d%s',
+    box.space.stickers:len(), box.space.sessions:len(), box.space.votes:len(), wal_mode, listen,
+    box.info.id, box.info.ro and ' (read-only)' or '')

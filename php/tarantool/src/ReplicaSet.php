@@ -181,11 +181,15 @@ final class ReplicaSet implements Handler
             $rank = fn (int $i) => match ($this->roles[$i] ?? 0) { self::RW => 0, 0 => 1, default => 2 };
             $start = $this->current;
         } elseif ($this->readFromReplicas) {
-            $rank = fn (int $i) => ($this->roles[$i] ?? 0) === self::RO ? 0 : 1;
-            // In turn among the replicas that are up: rotating over all instances would give
-            // the replica right after the master the master's turns too.
-            $replicas = \array_values(\array_filter($all, fn (int $i) => $rank($i) === 0 && !$this->isDown($i)));
-            $start = $replicas === [] ? $this->nextReplica++ % $n : $replicas[$this->nextReplica++ % \count($replicas)];
+            // Known replicas first, then instances of unknown role (no eval rights: roles are
+            // only learned from writes), the known master last.
+            $rank = fn (int $i) => match ($this->roles[$i] ?? 0) { self::RO => 0, 0 => 1, default => 2 };
+            // In turn among the best-ranked instances that are up: rotating over all instances
+            // would give the one listed after the master the master's turns too.
+            $up = \array_values(\array_filter($all, fn (int $i) => !$this->isDown($i)));
+            $min = $up === [] ? 0 : \min(\array_map($rank, $up));
+            $best = \array_values(\array_filter($up, fn (int $i) => $rank($i) === $min));
+            $start = $best === [] ? $this->nextReplica++ % $n : $best[$this->nextReplica++ % \count($best)];
         } else {
             $rank = static fn (int $i) => 0;
             $start = $this->current;
