@@ -80,12 +80,17 @@ class Ferry(System):
     kind = "ferry"
 
     def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None, fibers=False,
-                 revision=None):
+                 revision=None, command=None, dir=None, php=None):
         super().__init__(ctx, key, label)
         # revision: a lib.revision.Revision (--ferry-rev) whose binary runs from its worktree.
         self.revision = revision
         self.fibers = fibers
         self.worker = worker
+        # command: the whole pool.command (a list) instead of [php, worker]; dir: pool.dir;
+        # php: the pool.php map (jit, ini, ...), for apps started as their docs say.
+        self.command = command
+        self.pool_dir = dir
+        self.php = php or {}
         self.pipeline = pipeline
         self.admin = admin
         self.env = env or {}
@@ -97,7 +102,18 @@ class Ferry(System):
         self.config = os.path.join(self.dir, "ferry.yaml")
         sock = self.ctx.sock(f"{self.ctx.scenario[:8]}-{self.key}-admin.sock") if self.admin else ""
         lines = ["server:", f"  address: {q(f'127.0.0.1:{self.port}')}",
-                 "pool:", f"  command: [php, {q(self.worker)}]", f"  num_workers: {self.workers}"]
+                 "pool:", f"  command: [{', '.join(q(w) for w in (self.command or ['php', self.worker]))}]",
+                 f"  num_workers: {self.workers}"]
+        if self.pool_dir:
+            lines.append(f"  dir: {q(self.pool_dir)}")
+        if self.php:
+            lines.append("  php:")
+            for k, v in self.php.items():
+                if isinstance(v, dict):
+                    lines.append(f"    {k}:")
+                    lines += [f"      {kk}: {q(vv)}" for kk, vv in v.items()]
+                else:
+                    lines.append(f"    {k}: {q(v)}")
         if self.pipeline:
             lines.append(f"  pipeline: {self.pipeline}")
         if self.fibers:
@@ -143,11 +159,14 @@ class NginxFpm(System):
 
     kind = "fpm"
 
-    def __init__(self, ctx, key, label, script, preload=None, workers=None):
+    def __init__(self, ctx, key, label, script, preload=None, workers=None, env=None):
         super().__init__(ctx, key, label)
         self.script = script
         self.preload = preload
         self.workers = workers or ctx.workers
+        # env: added to php-fpm's environment; clear_env=no hands it to the children, as
+        # env[...] in a pool would (the preload script, run by the master, sees it too).
+        self.env = env or {}
 
     def start(self):
         d = self.dir
@@ -178,7 +197,8 @@ clear_env = no
             if IS_ROOT:
                 flags += ["-d", "opcache.preload_user=root"]
         argv = [FPM_BIN, "-F", "-y", fpm_conf] + (["-R"] if IS_ROOT else []) + flags
-        fpm = Proc(f"{self.label} php-fpm", argv, self._log("php-fpm"), stop_signal=signal.SIGQUIT).start()
+        env = dict(os.environ, **self.env) if self.env else None
+        fpm = Proc(f"{self.label} php-fpm", argv, self._log("php-fpm"), env=env, stop_signal=signal.SIGQUIT).start()
         self.procs.append(fpm)
         wait_file(sock, fpm)
 
