@@ -5,31 +5,60 @@ BIN      := bin/ferry
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PHPUNIT  := phpunit --colors=never
 PHP_PKGS := worker msgpack tarantool symfony laravel
+# ext/ferry, the optional C extension (ext/ferry/README.md), built with phpize.
+EXT_SO   := $(CURDIR)/ext/ferry/.build/modules/ferry.so
 
-.PHONY: all deps build run test test-go test-php test-packages test-bench fuzz bench clean
+.PHONY: all deps build build-ext run test test-go test-php test-ext test-packages test-bench fuzz memcheck bench clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
 
-build:
+build: build-ext
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/ferry
+
+# Only when phpize is there: the server and pure-PHP workers do not need the extension.
+build-ext:
+	@if command -v phpize >/dev/null 2>&1; then \
+	  ext/ferry/build.sh >/dev/null; \
+	else echo "phpize not found: ext/ferry not built, workers run pure PHP (Debian: php8.2-dev)"; fi
 
 run: deps build
 	scripts/run.sh
 
-test: deps build test-packages test-go test-php test-bench fuzz
+test: deps build test-packages test-ext test-go test-php test-bench fuzz
 	@echo "make test: all suites passed"
 
 test-go:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
-test-php:
-	@set -e; for p in $(PHP_PKGS); do \
-	  if [ -f php/$$p/phpunit.xml.dist ]; then echo "== php/$$p"; $(PHPUNIT) -c php/$$p/phpunit.xml.dist; fi; \
+# Each suite twice. First pure PHP, the reference: FERRY_PHP_EXTENSION=off keeps the
+# extension out of the workers a test's `ferry serve` starts too. Then with ext/ferry
+# loaded in PHPUnit (in-process workers take the extension's path) and, through
+# FERRY_PHP_EXTENSION, in ferry's workers; worker processes a test starts with
+# php directly stay pure PHP, as their assertions expect (FERRY_TEST_EXT=1 makes
+# php/worker check that the extension really is loaded).
+test-php: build-ext
+	@set -e; [ -f $(EXT_SO) ] || { echo "test-php: $(EXT_SO) missing: run make build-ext (needs php8.2-dev)"; exit 1; }; \
+	for p in $(PHP_PKGS); do \
+	  if [ -f php/$$p/phpunit.xml.dist ]; then \
+	    echo "== php/$$p (pure PHP)"; FERRY_PHP_EXTENSION=off $(PHPUNIT) -c php/$$p/phpunit.xml.dist; \
+	    echo "== php/$$p (ext/ferry)"; FERRY_TEST_EXT=1 FERRY_PHP_EXTENSION=$(EXT_SO) php -d extension=$(EXT_SO) $$(command -v phpunit) --colors=never -c php/$$p/phpunit.xml.dist; \
+	  fi; \
 	done
+
+# The extension's phpt suite and a short libFuzzer pass over its frame decoder.
+test-ext:
+	ext/ferry/build.sh test
+	ext/ferry/fuzz.sh 5
+
+# For CI: the phpt suite under valgrind and UBSan (ext/ferry/asan.sh), then the SDK's
+# extension tests under valgrind. Several minutes; not part of `make test`.
+memcheck: build-ext
+	ext/ferry/asan.sh
+	ext/ferry/memcheck_sdk.sh $(EXT_SO)
 
 # Static checks of the PHP code (php -l and scripts/phpcheck.php), then `composer validate
 # --strict` and an offline `composer install` of each package as its README says.
@@ -49,4 +78,4 @@ bench: deps build
 	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
 
 clean:
-	rm -rf bin bench/results
+	rm -rf bin bench/results ext/ferry/.build ext/ferry/.build-ubsan ext/ferry/.fuzz

@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Http;
 
+use Ferry\Worker\Internal\ExtRequest;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Worker;
@@ -18,6 +19,11 @@ use Ferry\Worker\Worker;
  * the status is http_response_code()'s, 200 unless the handler set one, as under FPM.
  * Anything it echoes is put before the returned body. An uncaught Throwable becomes a 500 answer
  * (details on STDERR, and in the body when FERRY_DEBUG=1); the worker keeps serving.
+ *
+ * With ext/ferry loaded and outside Fiber mode, each request also has PHP's own request
+ * state: header(), setcookie(), session_start(), move_uploaded_file() work as under FPM
+ * and what they set goes into the answer (README, "With ext/ferry"), and
+ * runFrontController() serves a classic front controller script (docs/legacy.md).
  */
 final class HttpWorker
 {
@@ -29,6 +35,10 @@ final class HttpWorker
     private array $baseEnv = [];
     /** @var array<string, true> the warnings this process has logged already */
     private static array $warned = [];
+    /** whether requests go through ext/ferry's request boundary */
+    private readonly bool $ext;
+    /** the front controller runFrontController() serves, null for a handler */
+    private ?string $script = null;
 
     /**
      * @param bool $globals rebuild $_GET, $_POST, $_COOKIE, $_FILES, $_SERVER, $_REQUEST, $_ENV for each request
@@ -46,6 +56,18 @@ final class HttpWorker
         if (!$worker->fibers && http_response_code() === false && !headers_sent()) {
             http_response_code(200);
         }
+        // Fiber mode interleaves requests, and PHP's header list, status and uploaded
+        // files are one per process.
+        $this->ext = !$worker->fibers && ExtRequest::available();
+    }
+
+    /**
+     * Whether PHP's own header(), setcookie(), sessions and uploads work in requests
+     * (ext/ferry is loaded and requests run one at a time).
+     */
+    public function usesExtension(): bool
+    {
+        return $this->ext;
     }
 
     /**
@@ -84,17 +106,66 @@ final class HttpWorker
     }
 
     /**
+     * Serves a classic front controller (an index.php written for FPM) in this long-lived
+     * worker: for every request the superglobals are filled, $script runs, and its output,
+     * header() calls, cookies, status and session make the answer; exit() and die end the
+     * response, not the worker. Needs ext/ferry and a sequential worker (docs/legacy.md).
+     */
+    public function runFrontController(string $script): void
+    {
+        $handler = $this->frontController($script);
+        $this->worker->run(fn (Payload $payload, Job $job): Payload => $this->handle($handler, $payload, $job));
+    }
+
+    /**
+     * The handler runFrontController() uses, for a loop of one's own. From the first call
+     * on, handle() fills the superglobals and answers from PHP's own request state.
+     *
+     * @return \Closure(Request): string
+     */
+    public function frontController(string $script): \Closure
+    {
+        if (!$this->ext) {
+            throw new \LogicException($this->worker->fibers
+                ? 'a front controller cannot run in Fiber mode: its headers, status and session are per process'
+                : 'a front controller needs ext/ferry (PHP\'s header(), exit() and sessions per request): build it with ext/ferry/build.sh and set pool.php.extension');
+        }
+        $path = realpath($script);
+        if ($path === false || !is_file($path)) {
+            throw new \InvalidArgumentException("front controller $script is not a file");
+        }
+        if ($this->script !== null && $this->script !== $path) {
+            throw new \LogicException("this worker serves {$this->script} already");
+        }
+        $this->script = $path;
+
+        return LegacyScript::handler($path);
+    }
+
+    /**
      * Handles one job: decode, call the application, encode. Never throws.
      */
     public function handle(\Closure $handler, Payload $payload, Job $job): Payload
     {
+        $ext = $this->ext;
         try {
             $request = Request::fromContext($payload->context, $payload->body);
-            if ($this->globals) {
+            if ($this->globals || $this->script !== null) {
                 $this->populateGlobals($request);
             }
-            $result = $handler($request);
-            $response = self::toResponse($result, $this->phpStatus($result));
+            if ($ext) {
+                if (!$this->globals && $this->script === null) {
+                    // session_start() takes the session id from $_COOKIE, as PHP fills it.
+                    $_COOKIE = $request->cookies;
+                }
+                ExtRequest::begin($request);
+                $result = $handler($request);
+                // Before the output is taken: a header_register_callback() callback may print.
+                $response = $this->script !== null ? ExtRequest::frontControllerAnswer() : ExtRequest::answer($result);
+            } else {
+                $result = $handler($request);
+                $response = self::toResponse($result, $this->phpStatus($result));
+            }
             $output = $job->takeOutput();
             if ($output !== '' && $response->getFile() !== null) {
                 // The server sends the file as the whole body: nothing can go before it.
@@ -108,6 +179,9 @@ final class HttpWorker
             $job->discardOutput();
             $answer = $this->failure($e, $payload->id);
         } finally {
+            if ($ext) {
+                ExtRequest::abandon();
+            }
             $this->reset();
         }
 
@@ -186,12 +260,15 @@ final class HttpWorker
 
     private function reset(): void
     {
-        if ($this->globals && $this->baseServer !== null) {
+        if (($this->globals || $this->script !== null) && $this->baseServer !== null) {
             $_GET = $_POST = $_COOKIE = $_FILES = $_REQUEST = [];
             $_SERVER = $this->baseServer;
             $_ENV = $this->baseEnv;
+        } elseif ($this->ext) {
+            $_COOKIE = [];
         }
-        if (!$this->worker->fibers) {
+        if (!$this->worker->fibers && !$this->ext) {
+            // The extension's request_end() resets both, and keeps what FPM would.
             $code = http_response_code();
             if ($code !== 200 && $code !== false && !headers_sent()) {
                 http_response_code(200);
@@ -228,6 +305,9 @@ final class HttpWorker
         $_COOKIE = $request->cookies;
         $_FILES = $request->files();
         $_SERVER = $request->server() + $this->baseServer;
+        if ($this->script !== null) {
+            LegacyScript::server($this->script);
+        }
         $_REQUEST = self::requestVariables($_GET, $_POST, $_COOKIE);
     }
 
