@@ -9,6 +9,7 @@ use Ferry\Worker\Internal\Environment;
 use Ferry\Worker\Internal\FiberCapture;
 use Ferry\Worker\Internal\FiberRunner;
 use Ferry\Worker\Internal\JobFrames;
+use Ferry\Worker\Internal\LeakWatch;
 use Ferry\Worker\Internal\OutputCapture;
 use Ferry\Worker\Internal\SyncCapture;
 use Ferry\Worker\Relay\RelayClosedException;
@@ -41,6 +42,8 @@ final class Worker
     /** @var list<\Closure> */
     private array $terminateHooks = [];
     private ?string $token;
+    /** null unless the server runs with pool.leak_watch */
+    private readonly ?LeakWatch $leaks;
     private static ?\Closure $logger = null;
     public readonly int $maxConcurrency;
 
@@ -61,6 +64,7 @@ final class Worker
         $this->capture = $fibers ? new FiberCapture() : new SyncCapture();
         // Taken here rather than at the handshake so that bootstrap code never sees it.
         $this->token = $token ?? Environment::takeRelayToken();
+        $this->leaks = LeakWatch::fromEnvironment($this);
     }
 
     /**
@@ -344,6 +348,7 @@ final class Worker
                 self::log(sprintf("terminate hook of job %d failed: %s\n%s", $job->payload->id, self::describe($e), $e->getTraceAsString()));
             }
         }
+        $this->leaks?->finished($job);
     }
 
     /** @internal Writes the job's answer with whatever else is queued, once per job. */
@@ -374,6 +379,21 @@ final class Worker
     public function queueAnswer(string $frame): void
     {
         $this->outbox .= $frame;
+    }
+
+    /**
+     * Names a long-lived object for the leak watch (pool.leak_watch): its properties are
+     * compared after each checked request with their state after warm-up, and a change is
+     * reported as "name (shared instance, Class) changed between requests: property p".
+     * $value is an object, an array whose object elements are each watched as "name[key]"
+     * (a container's shared instances), or a Closure returning either, called at each
+     * check. Objects are held weakly. Costs one array entry when the watch is off.
+     *
+     * @param object|array<mixed> $value
+     */
+    public static function watch(string $name, object|array $value): void
+    {
+        LeakWatch::watch($name, $value);
     }
 
     /**

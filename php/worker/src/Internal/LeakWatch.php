@@ -1,0 +1,370 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Internal;
+
+use Ferry\Worker\Frame;
+use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Job;
+use Ferry\Worker\Worker;
+
+/**
+ * @internal Leak watch (FERRY_LEAK_WATCH=1): finds the state one request leaves to the next.
+ *
+ * After the warm-up requests it takes a baseline snapshot (LeakSnapshot), then a snapshot
+ * after every Nth request and after the one that follows it: that pair shows exactly what
+ * one request changed, so most findings name their request; the other checks compare with
+ * the baseline and name the requests since the previous check. Each finding is sent once
+ * to the server as a CONTROL frame {"leak": {...}} (docs/protocol.md).
+ *
+ * What counts as a finding, per kind of subject:
+ *  - process settings (ini, timezone, locale, cwd, umask, output buffers) differ from
+ *    the baseline: nothing a request does to them should outlive it;
+ *  - an error or exception handler differs from the baseline at two checks (a different
+ *    one each time: the handler stack grows);
+ *  - a size (array elements, string bytes, descriptors, memory, declared classes) rose at
+ *    three checks without ever going down (memory: at five checks in a row);
+ *  - a static property or a global changed at two checks other than by growing, or an
+ *    object named with Worker::watch() (a long-lived, shared one) changed at two checks and
+ *    differs from the baseline: a one-time lazy initialisation changes it once, a value that
+ *    keeps the last user's data changes with every user.
+ */
+final class LeakWatch
+{
+    public const DEFAULT_EVERY = 100;
+    public const DEFAULT_WARMUP = 10;
+    private const RISES = 3;
+    private const MEMORY_RISES = 5;
+    private const CHANGES = 2;
+    /** Code is loaded as routes are first used, long after warm-up: only steady growth counts. */
+    private const LOADED = ['classes|declared classes' => 1, 'functions|declared functions' => 1];
+    private const LOADED_RISES = 20;
+    /** Declared functions are counted at one check in this many (see LeakSnapshot::take()). */
+    private const FUNCTIONS_EVERY = 4;
+    private const MAX_FINDINGS = 100;
+    private const STRICT = ['ini' => 1, 'timezone' => 1, 'locale' => 1, 'cwd' => 1, 'umask' => 1, 'output_buffer' => 1];
+    private const HANDLERS = ['error_handler' => 1, 'exception_handler' => 1];
+
+    /** @var array<string, object|array<mixed>> Worker::watch() registrations (objects as WeakReference) */
+    private static array $watched = [];
+
+    private int $requests = 0;
+    /** @var list<string> the contexts of the requests since the previous check */
+    private array $window = [];
+    private ?LeakSnapshot $base = null;
+    private LeakSnapshot $prev;
+    private readonly LeakStatics $statics;
+    /** @var array<string, string> the open descriptors at the baseline, and their targets */
+    private array $baseFds = [];
+    /** @var array<string, int> checks at which a size rose since it last went down */
+    private array $rises = [];
+    /** @var array<string, array{int, int}> size and request count where the current rise started */
+    private array $origin = [];
+    /** @var array<string, int> checks at which a value changed (or differed, for handlers) */
+    private array $changes = [];
+    /** @var array<string, string> a handler's value at the first check that saw it changed */
+    private array $firstSeen = [];
+    /** @var array<string, array{label: string, method: ?string, path: ?string, exact: bool}> */
+    private array $culprits = [];
+    /** @var array<string, true> */
+    private array $reported = [];
+    private int $findings = 0;
+    private int $checks = 0;
+
+    public function __construct(
+        private readonly Worker $worker,
+        public readonly int $every = self::DEFAULT_EVERY,
+        public readonly int $warmup = self::DEFAULT_WARMUP,
+    ) {
+        if ($every < 1 || $warmup < 1) {
+            throw new \InvalidArgumentException("leak watch: every ($every) and warmup ($warmup) must be at least 1");
+        }
+        $this->statics = new LeakStatics();
+    }
+
+    /**
+     * The watch the server asked for (FERRY_LEAK_WATCH=1, FERRY_LEAK_WATCH_EVERY,
+     * FERRY_LEAK_WATCH_WARMUP), or null.
+     */
+    public static function fromEnvironment(Worker $worker): ?self
+    {
+        if (getenv('FERRY_LEAK_WATCH') !== '1') {
+            return null;
+        }
+        if ($worker->fibers) {
+            // Requests interleave: no snapshot could say which one changed what.
+            Worker::log('leak watch is off in Fiber mode: requests run interleaved, so state cannot be tied to one of them');
+
+            return null;
+        }
+
+        return new self(
+            $worker,
+            max(1, Environment::int('FERRY_LEAK_WATCH_EVERY', self::DEFAULT_EVERY)),
+            max(1, Environment::int('FERRY_LEAK_WATCH_WARMUP', self::DEFAULT_WARMUP)),
+        );
+    }
+
+    /** @param object|array<mixed> $value see Worker::watch() */
+    public static function watch(string $name, object|array $value): void
+    {
+        self::$watched[$name] = \is_object($value) && !$value instanceof \Closure ? \WeakReference::create($value) : $value;
+    }
+
+    /** Called once a job is answered and its terminate hooks have run. */
+    public function finished(Job $job): void
+    {
+        $n = ++$this->requests;
+        if ($n <= $this->warmup) {
+            if ($n === $this->warmup) {
+                $this->base = $this->snapshot();
+                $this->prev = clone $this->base;
+                // Every counter exists from here on: filling them in later would show up as
+                // memory growth.
+                foreach ($this->base->sizes as $key => $size) {
+                    $this->origin[$key] = [$size, $n];
+                    $this->rises[$key] = 0;
+                }
+                // Loaded now rather than at the first finding, where it would look like growth.
+                $this->baseFds = LeakReport::fds();
+            }
+
+            return;
+        }
+        $this->window[] = $job->payload->context;
+        $phase = ($n - $this->warmup) % $this->every;
+        if ($phase === 0 || $phase === 1) {
+            $this->check($n);
+        }
+    }
+
+    private function snapshot(): LeakSnapshot
+    {
+        $watched = [];
+        foreach (self::$watched as $name => $value) {
+            if ($value instanceof \WeakReference) {
+                $value = $value->get();
+            } elseif ($value instanceof \Closure) {
+                try {
+                    $value = $value();
+                } catch (\Throwable $e) {
+                    Worker::log("leak watch: the value watched as \"$name\" could not be read, no longer watched: " . Worker::describe($e));
+                    $value = null;
+                }
+            }
+            if (\is_object($value) || \is_array($value)) {
+                $watched[] = [$name, $value];
+            } else {
+                unset(self::$watched[$name]);
+            }
+        }
+
+        return LeakSnapshot::take($this->statics, $watched, $this->checks++ % self::FUNCTIONS_EVERY === 0);
+    }
+
+    private function check(int $n): void
+    {
+        $now = $this->snapshot();
+        $window = $this->window;
+        $this->window = [];
+        $suspects = null;
+        $blame = function (string $key) use (&$suspects, $window): void {
+            $known = $this->culprits[$key] ?? null;
+            if ($known === null || (!$known['exact'] && \count($window) === 1)) {
+                $this->culprits[$key] = $suspects ??= LeakReport::suspects($window);
+            }
+        };
+        $now->sizes['functions|declared functions'] ??= $this->prev->sizes['functions|declared functions'];
+        $memory = $now->sizes['memory|memory'];
+        unset($now->sizes['memory|memory']);
+        $this->iniValues($now);
+        $grown = $this->sizes($now, $n, $blame);
+        $changed = $this->values($now, $grown, $blame, $window);
+        // Memory is a leak of its own only while nothing else grew or changed: otherwise
+        // that is where it went, and that finding says more.
+        $now->sizes['memory|memory'] = $memory;
+        if (!isset($this->reported['memory|memory'])) {
+            $before = $this->prev->sizes['memory|memory'];
+            if ($memory > $before && $grown === [] && !$changed) {
+                $blame('memory|memory');
+                if (++$this->rises['memory|memory'] >= self::MEMORY_RISES) {
+                    [$from, $since] = $this->origin['memory|memory'];
+                    $this->report('memory|memory', LeakReport::growth('memory|memory', $memory, ($memory - $from) / max(1, $n - $since), [], null), $this->culprits['memory|memory']);
+                }
+            } else {
+                $this->rises['memory|memory'] = 0;
+                $this->origin['memory|memory'] = [$memory, $n];
+                unset($this->culprits['memory|memory']);
+            }
+        }
+        $this->prev = $now;
+    }
+
+    /** The ini keys that differ from the baseline or the previous check become subjects. */
+    private function iniValues(LeakSnapshot $now): void
+    {
+        $base = $this->base->ini;
+        $prev = $this->prev->ini;
+        if ($now->ini === $base && $now->ini === $prev) {
+            return;
+        }
+        foreach ($now->ini as $name => $value) {
+            $was = $base[$name] ?? $value;
+            $before = $prev[$name] ?? $value;
+            if ($value !== $was || $value !== $before) {
+                $now->values["ini|$name"] = (string) $value;
+                $this->base->values["ini|$name"] ??= (string) $was;
+                $this->prev->values["ini|$name"] ??= (string) $before;
+            }
+        }
+    }
+
+    /**
+     * Sizes that rose at RISES checks without going down are reported.
+     *
+     * @return array<string, true> the subjects that grew at this check
+     */
+    private function sizes(LeakSnapshot $now, int $n, \Closure $blame): array
+    {
+        $base = $this->base;
+        $prev = $this->prev;
+        $grown = [];
+        foreach ($now->sizes as $key => $size) {
+            $before = $prev->sizes[$key] ?? null;
+            if ($before === null) {
+                // First seen now (a class declared lazily, a new global): start from here.
+                $base->sizes[$key] ??= $size;
+                $this->origin[$key] = [$size, $n];
+                $this->rises[$key] = 0;
+                continue;
+            }
+            if ($size > $before) {
+                $grown[$key] = true;
+            }
+            if (isset($this->reported[$key])) {
+                continue;
+            }
+            if ($size > $before) {
+                $blame($key);
+                if (++$this->rises[$key] >= (isset(self::LOADED[$key]) ? self::LOADED_RISES : self::RISES)) {
+                    [$from, $since] = $this->origin[$key];
+                    $this->report($key, LeakReport::growth($key, $size, ($size - $from) / max(1, $n - $since), $this->baseFds, $now->values[$key] ?? null), $this->culprits[$key]);
+                }
+            } elseif ($size < $before || $this->rises[$key] === 0) {
+                // The rate is measured from the last reading before the rise.
+                $this->rises[$key] = 0;
+                $this->origin[$key] = [$size, $n];
+                unset($this->culprits[$key]);
+            }
+        }
+
+        return $grown;
+    }
+
+    /**
+     * @param array<string, true> $grown
+     * @param list<string> $window
+     * @return bool whether any value changed at this check
+     */
+    private function values(LeakSnapshot $now, array $grown, \Closure $blame, array $window): bool
+    {
+        $base = $this->base;
+        $prev = $this->prev;
+        $changed = false;
+        $objects = $touched = [];
+        foreach ($now->values as $key => $value) {
+            $kind = strstr($key, '|', true);
+            // A global that was not there at the baseline is one a request set.
+            $was = $base->values[$key] ??= $kind === 'global' ? '(unset)' : $value;
+            $before = $prev->values[$key] ?? $was;
+            if ($value !== $before) {
+                $changed = true;
+            }
+            if (isset($this->reported[$key])) {
+                continue;
+            }
+            if ($value !== $before && !isset($grown[$key])) {
+                $blame($key);
+            }
+            if ($kind === 'shared' && ($at = strrpos($key, '->')) !== false) {
+                // A watched object's properties make one finding, reported with the object.
+                $object = substr($key, 0, $at);
+                if (!isset($this->reported[$object])) {
+                    if ($value !== $was) {
+                        $objects[$object][substr($key, $at + 2)] = [$was, $value, $key];
+                    }
+                    if ($value !== $before) {
+                        $touched[$object] = true;
+                    }
+                }
+                continue;
+            }
+            if (isset(self::STRICT[$kind]) || ($kind === 'global' && $was === '(unset)')) {
+                if ($value !== $was) {
+                    $this->report($key, LeakReport::changed($key, $was, $value, $now->values), $this->culprits[$key] ?? LeakReport::suspects($window));
+                }
+            } elseif (isset(self::HANDLERS[$kind])) {
+                if ($value === $was) {
+                    $this->changes[$key] = 0;
+                } elseif (($this->changes[$key] = ($this->changes[$key] ?? 0) + 1) === 1) {
+                    $this->firstSeen[$key] = $value;
+                } else {
+                    $grows = $this->firstSeen[$key] !== $value;
+                    $this->report($key, LeakReport::handler($key, $was, $value, $grows), $this->culprits[$key] ?? LeakReport::suspects($window));
+                }
+            } elseif ($value !== $before && !isset($grown[$key])) {
+                if (($this->changes[$key] = ($this->changes[$key] ?? 0) + 1) >= self::CHANGES) {
+                    $this->report($key, LeakReport::changedBetween($key, $value), $this->culprits[$key]);
+                }
+            }
+        }
+
+        foreach ($touched as $object => $_) {
+            $this->changes[$object] = ($this->changes[$object] ?? 0) + 1;
+        }
+        foreach ($objects as $object => $properties) {
+            if (($this->changes[$object] ?? 0) < self::CHANGES) {
+                continue;
+            }
+            $culprit = null;
+            foreach ($properties as [, , $key]) {
+                $known = $this->culprits[$key] ?? null;
+                if ($known !== null && ($culprit === null || (!$culprit['exact'] && $known['exact']))) {
+                    $culprit = $known;
+                }
+            }
+            $this->report($object, LeakReport::sharedObject($object, $properties, $now->values), $culprit ?? LeakReport::suspects($window));
+        }
+
+        return $changed;
+    }
+
+    /**
+     * @param array{label: string, method: ?string, path: ?string, exact: bool} $culprit
+     */
+    private function report(string $key, string $message, array $culprit): void
+    {
+        $this->reported[$key] = true;
+        if ($this->findings === self::MAX_FINDINGS) {
+            return;
+        }
+        $kind = strstr($key, '|', true);
+        $finding = [
+            'kind' => $kind,
+            'subject' => substr($key, \strlen($kind) + 1),
+            'message' => str_replace('{who}', $culprit['label'], $message),
+            'request' => $culprit['label'],
+            'method' => $culprit['method'],
+            'path' => $culprit['path'],
+            'pid' => getmypid(),
+            'requests' => $this->requests,
+        ];
+        if (++$this->findings === self::MAX_FINDINGS) {
+            $finding['message'] .= ' (this worker\'s last report: ' . self::MAX_FINDINGS . ' findings)';
+        }
+        $json = json_encode(['leak' => $finding], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE);
+        $this->worker->queueAnswer(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], (string) $json));
+        $this->worker->flush();
+    }
+}
