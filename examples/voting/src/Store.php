@@ -27,6 +27,8 @@ final class Store
      * ER_WAL_IO, the code 2.6.0 gives the queued ones. Nothing was stored: a 503 to retry.
      */
     private const SYNC_FAILURES = [216, 217, 40];
+    /** ER_READONLY: a write reached an instance that is not (yet) the master. */
+    private const ER_READONLY = 7;
 
     /** @param bool $replicaSet whether $client spans a replica set (pages then say who served them) */
     public function __construct(private readonly Client $client, public readonly bool $replicaSet = false)
@@ -112,8 +114,13 @@ final class Store
     {
         try {
             return $update->await() !== null;
-        } catch (ConnectionException $e) {
-            if (!$this->replicaSet) {
+        } catch (ConnectionException | TimeoutException | ServerException $e) {
+            // During a failover the write may also reach a replica not yet promoted
+            // (ER_READONLY) or be rolled back by the synchronous queue.
+            $failover = $e instanceof ServerException
+                ? $e->getCode() === self::ER_READONLY || \in_array($e->getCode(), self::SYNC_FAILURES, true)
+                : true;
+            if (!$this->replicaSet || !$failover) {
                 throw $e;
             }
             error_log('voting: session not refreshed, no writable Tarantool: ' . $e->getMessage());
