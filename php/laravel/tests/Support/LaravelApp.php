@@ -77,7 +77,9 @@ final class LaravelApp
     {
         $path = $this->storage . '/' . $relative;
         $deadline = microtime(true) + $timeout;
-        while (!is_file($path) || filesize($path) === 0) {
+        // PHP caches stat results: a file seen just created and still empty would stay
+        // empty to every later check.
+        while (clearstatcache(true, $path) || !is_file($path) || filesize($path) === 0) {
             if (microtime(true) > $deadline) {
                 throw new \RuntimeException("$path never appeared; server log:\n" . $this->server->log());
             }
