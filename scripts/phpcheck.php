@@ -209,13 +209,13 @@ function checkPsr4(string $rel, array $info, string $prefix, string $sub, bool $
 
         return;
     }
-    if (count($info['classes']) > 1) {
-        $fail($rel, 'declares ' . count($info['classes']) . ' class-likes; an autoloader can find only the one named after the file');
-    }
     [$line, $name] = $info['classes'][0];
     $fqcn = ltrim(($info['namespace'] ?? '') . '\\' . $name, '\\');
     if (!$strict && !str_starts_with($fqcn, ltrim($prefix, '\\'))) {
         return; // a test fixture in another namespace, loaded by its test, not by the autoloader
+    }
+    if (count($info['classes']) > 1) {
+        $fail($rel, 'declares ' . count($info['classes']) . ' class-likes; an autoloader can find only the one named after the file');
     }
     if ($fqcn !== $expected) {
         $fail("$rel:$line", "declares $fqcn; PSR-4 ($prefix) expects $expected in this file");
