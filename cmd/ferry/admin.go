@@ -47,6 +47,10 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 		}
 		fmt.Fprintf(w, "reloaded %d workers in %s\n", p.Size(), time.Since(start).Round(time.Millisecond))
 	})
+	mux.HandleFunc("GET /leaks", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(p.Leaks().List())
+	})
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		ready := 0
 		for _, i := range p.Workers() {
@@ -68,6 +72,7 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 		fmt.Fprintf(w, "ferry_batch_limit %d\n", limit)
 		fmt.Fprintln(w, "# TYPE ferry_job_seconds_estimate gauge")
 		fmt.Fprintf(w, "ferry_job_seconds_estimate %g\n", per.Seconds())
+		writeLeakMetrics(w, p.Leaks())
 	})
 	// Profiling stays on the private socket: `curl --unix-socket ferry.sock http://f/debug/pprof/profile`.
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

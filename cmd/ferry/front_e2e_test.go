@@ -476,3 +476,38 @@ func TestSpooledOutput(t *testing.T) {
 		t.Fatalf("small output: %d bytes", len(body))
 	}
 }
+
+// PHP's answers are compressed as the client asks, through the real binary;
+// a small one, or one the client does not want compressed, goes as it is.
+func TestCompressedAnswers(t *testing.T) {
+	s := startFerry(t, appConfig(""))
+	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 30 * time.Second}
+	fetch := func(path, accept string) (*http.Response, []byte) {
+		req, _ := http.NewRequest(http.MethodGet, s.url+path, nil)
+		if accept != "" {
+			req.Header.Set("Accept-Encoding", accept)
+		}
+		resp, err := raw.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	resp, body := fetch("/big?n=100000", "gzip;q=0.5, br")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "br" || resp.Header.Get("Vary") != "Accept-Encoding" {
+		t.Fatalf("status %d, Content-Encoding %q, Vary %q", resp.StatusCode, resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"))
+	}
+	if len(body) > 1000 || resp.ContentLength != int64(len(body)) {
+		t.Fatalf("100000 x's compressed to %d bytes (Content-Length %d)", len(body), resp.ContentLength)
+	}
+	resp, body = fetch("/big?n=100000", "")
+	if resp.Header.Get("Content-Encoding") != "" || len(body) != 100000 {
+		t.Fatalf("without Accept-Encoding: %q, %d bytes", resp.Header.Get("Content-Encoding"), len(body))
+	}
+	resp, body = fetch("/counter", "gzip, br, zstd")
+	if resp.Header.Get("Content-Encoding") != "" || string(body) == "" {
+		t.Fatalf("a tiny answer was compressed: %q", resp.Header.Get("Content-Encoding"))
+	}
+}

@@ -12,9 +12,13 @@ var version = "dev"
 const usage = `ferry: run PHP applications on long-lived workers
 
 Usage:
-  ferry serve   [-c ferry.yaml]   start the HTTP server and the worker pool
+  ferry serve   [-c ferry.yaml] [--leak-watch]
+                                  start the HTTP server and the worker pool
+                                  (--leak-watch: pool.leak_watch, for development)
   ferry reload  [-c ferry.yaml]   replace every worker gracefully (no request fails)
   ferry workers [-c ferry.yaml]   list workers: pid, state, jobs, RSS, uptime
+  ferry leaks   [-c ferry.yaml] [--json]
+                                  what the leak watch found: state requests leave behind
   ferry version                   print the version
 
 Without -c, ferry.yaml in the current directory is used when present, else the
@@ -34,6 +38,8 @@ func main() {
 		err = reload(os.Args[2:])
 	case "workers":
 		err = workers(os.Args[2:])
+	case "leaks":
+		err = leaksCmd(os.Args[2:])
 	case "version", "-v", "--version":
 		fmt.Println("ferry", version)
 	case "help", "-h", "--help":

@@ -24,17 +24,40 @@ import (
 func loadConfig(name string, args []string) (*config.Config, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	path := fs.String("c", "", "config file (default: ./ferry.yaml when present)")
+	leakWatch := new(bool)
+	if name == "serve" {
+		leakWatch = fs.Bool("leak-watch", false, "report the state requests leave behind (pool.leak_watch: true)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	var cfg *config.Config
 	if *path == "" {
-		if _, err := os.Stat("ferry.yaml"); err != nil {
-			return config.Default(), nil
-		}
-		*path = "ferry.yaml"
+		*path = defaultConfigPath()
 	}
-	return config.Load(*path)
+	if *path == "" {
+		cfg = config.Default()
+	} else if c, err := loadConfigFile(name, *path); err != nil {
+		return nil, err
+	} else {
+		cfg = c
+	}
+	if *leakWatch {
+		cfg.Pool.LeakWatch = true
+	}
+	if name == "serve" {
+		// Only serve starts workers; reload and workers talk to a running server.
+		note, err := resolveExtension(cfg)
+		if err != nil {
+			return nil, err
+		}
+		extensionNote = note
+	}
+	return cfg, nil
 }
+
+// extensionNote is resolveExtension's outcome, logged once the logger exists.
+var extensionNote string
 
 func newLogger(c config.LogConfig) (*slog.Logger, error) {
 	var out io.Writer = os.Stderr
@@ -67,6 +90,9 @@ func newLogger(c config.LogConfig) (*slog.Logger, error) {
 // from its environment.
 func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 	p := c.Pool
+	if extensionNote != "" {
+		log.Info(extensionNote)
+	}
 	argv := c.WorkerArgv()
 	if config.IsPHPBinary(argv[0]) {
 		// PHP errors must reach the log (stderr), never the protocol stream.
@@ -90,7 +116,12 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 	if c.Server.Debug {
 		env = append(env, "FERRY_DEBUG=1")
 	}
+	if p.LeakWatch {
+		env = append(env, "FERRY_LEAK_WATCH=1", "FERRY_LEAK_WATCH_EVERY="+strconv.Itoa(p.LeakWatchEvery),
+			"FERRY_LEAK_WATCH_WARMUP="+strconv.Itoa(p.LeakWatchWarmup))
+	}
 	return pool.Options{
+		RoadRunner: p.RoadRunner(), JobFlags: rrJobFlags(p.Protocol),
 		Command: argv, Dir: p.Dir, Env: env, Relay: p.Relay,
 		NumWorkers: p.NumWorkers, MaxJobs: p.MaxJobs, TTL: p.TTL, IdleTTL: p.IdleTTL,
 		MaxMemory: uint64(p.MaxMemory), ExecTTL: p.ExecTTL, AllocateTimeout: p.AllocateTimeout,
@@ -110,11 +141,15 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 	if s.Static.Dir != "" {
 		static = &gateway.Static{Dir: s.Static.Dir, Prefix: s.Static.Prefix, Forbid: s.Static.Forbid, CacheControl: s.Static.CacheControl}
 	}
+	var compression *gateway.Compression
+	if cz := s.Compression; cz.Enabled && len(cz.Algorithms) > 0 {
+		compression = &gateway.Compression{MinSize: int(cz.MinSize), Types: cz.Types, Algorithms: cz.Algorithms}
+	}
 	u := s.Uploads
 	return gateway.Options{
-		Debug: s.Debug, AccessLog: s.AccessLog, Static: static, Logger: log,
+		Debug: s.Debug, AccessLog: s.AccessLog, Static: static, Logger: log, Compression: compression,
 		MaxHeaders: s.MaxHeaders, MaxBodySize: int64(s.MaxBodySize), BodyBufferSize: int64(s.BodyBufferSize),
-		TrustedProxies: proxies,
+		TrustedProxies: proxies, RoadRunner: rrCodec(c.Pool.Protocol),
 		Uploads: gateway.UploadLimits{
 			Dir: u.Dir, MaxFiles: u.MaxFiles, MaxParts: u.MaxParts, MaxHeaderBytes: int(u.MaxPartHeaderSize),
 			MaxDiskBytes: int64(s.MaxBodySize), Forbid: u.Forbid,

@@ -36,26 +36,38 @@ type Config struct {
 	// source and lines let Validate point at the file line that set a key.
 	source string
 	lines  map[string]int
+	// extensionFile is the ferry.so that PHPArgs loads, once ferry serve has
+	// resolved pool.php.extension (SetExtensionFile).
+	extensionFile string
 }
 
 // ServerConfig is the HTTP front end.
 type ServerConfig struct {
-	Address           string        `yaml:"address"`
-	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
-	ReadTimeout       time.Duration `yaml:"read_timeout"`
-	WriteTimeout      time.Duration `yaml:"write_timeout"`
-	IdleTimeout       time.Duration `yaml:"idle_timeout"`
-	MaxBodySize       Size          `yaml:"max_body_size"`
-	MaxHeaderSize     Size          `yaml:"max_header_size"`
-	MaxHeaders        int           `yaml:"max_headers"`      // header lines per request; 431 beyond
-	MaxConnections    int           `yaml:"max_connections"`  // open client connections; 0 = no limit
-	BodyBufferSize    Size          `yaml:"body_buffer_size"` // bodies above this are spooled to a file
-	TrustedProxies    []string      `yaml:"trusted_proxies"`  // CIDRs whose X-Forwarded-* headers are believed
-	Debug             bool          `yaml:"debug"`
-	AccessLog         bool          `yaml:"access_log"`
-	MaxProcs          int           `yaml:"max_procs"` // Go threads running at once; 0 = half the CPUs
-	Static            StaticConfig  `yaml:"static"`
-	Uploads           UploadsConfig `yaml:"uploads"`
+	Address           string            `yaml:"address"`
+	ReadHeaderTimeout time.Duration     `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration     `yaml:"read_timeout"`
+	WriteTimeout      time.Duration     `yaml:"write_timeout"`
+	IdleTimeout       time.Duration     `yaml:"idle_timeout"`
+	MaxBodySize       Size              `yaml:"max_body_size"`
+	MaxHeaderSize     Size              `yaml:"max_header_size"`
+	MaxHeaders        int               `yaml:"max_headers"`      // header lines per request; 431 beyond
+	MaxConnections    int               `yaml:"max_connections"`  // open client connections; 0 = no limit
+	BodyBufferSize    Size              `yaml:"body_buffer_size"` // bodies above this are spooled to a file
+	TrustedProxies    []string          `yaml:"trusted_proxies"`  // CIDRs whose X-Forwarded-* headers are believed
+	Debug             bool              `yaml:"debug"`
+	AccessLog         bool              `yaml:"access_log"`
+	MaxProcs          int               `yaml:"max_procs"` // Go threads running at once; 0 = half the CPUs
+	Static            StaticConfig      `yaml:"static"`
+	Uploads           UploadsConfig     `yaml:"uploads"`
+	Compression       CompressionConfig `yaml:"compression"`
+}
+
+// CompressionConfig compresses PHP's answers on the fly when the client accepts it.
+type CompressionConfig struct {
+	Enabled    bool     `yaml:"enabled"`
+	MinSize    Size     `yaml:"min_size"`   // smaller bodies go as they are
+	Types      []string `yaml:"types"`      // media types; "text/*" and "application/*+json" match families
+	Algorithms []string `yaml:"algorithms"` // server preference among br, zstd, gzip
 }
 
 // UploadsConfig bounds what a multipart/form-data body may put on disk.
@@ -82,6 +94,7 @@ type PoolConfig struct {
 	Dir             string            `yaml:"dir"`
 	Env             map[string]string `yaml:"env"`
 	Relay           string            `yaml:"relay"`
+	Protocol        string            `yaml:"protocol"` // ferry or roadrunner (rr.go)
 	NumWorkers      int               `yaml:"num_workers"`
 	MaxJobs         int               `yaml:"max_jobs"`
 	TTL             time.Duration     `yaml:"ttl"`
@@ -97,6 +110,10 @@ type PoolConfig struct {
 	MaxFrameSize    Size              `yaml:"max_frame_size"`
 	PHP             PHPConfig         `yaml:"php"`
 	RespawnBackoff  BackoffConfig     `yaml:"respawn_backoff"`
+	// Leak watch (development, CI): workers report the state requests leave behind.
+	LeakWatch       bool `yaml:"leak_watch"`
+	LeakWatchEvery  int  `yaml:"leak_watch_every"`  // check after every Nth request and the one after it
+	LeakWatchWarmup int  `yaml:"leak_watch_warmup"` // requests served before the baseline snapshot
 }
 
 // PHPConfig becomes -d flags on the php command line; see Config.PHPArgs.
@@ -105,6 +122,8 @@ type PHPConfig struct {
 	Preload string            `yaml:"preload"`
 	JIT     string            `yaml:"jit"`
 	Ini     map[string]string `yaml:"ini"`
+	// Extension is auto, on, off or a path to ferry.so; see extension.go.
+	Extension string `yaml:"extension"`
 }
 
 // BackoffConfig bounds the delay before restarting a worker that died; the
@@ -147,11 +166,19 @@ func Default() *Config {
 				Forbid: []string{".php", ".htaccess"},
 			},
 			Uploads: UploadsConfig{MaxFiles: 20, MaxParts: 1000, MaxPartHeaderSize: 16 * KiB, Forbid: []string{}},
+			Compression: CompressionConfig{
+				Enabled: true, MinSize: 1 * KiB, Algorithms: []string{"zstd", "br", "gzip"},
+				Types: []string{
+					"text/*", "application/json", "application/*+json", "application/javascript",
+					"application/xml", "application/*+xml", "application/x-ndjson", "image/svg+xml", "application/wasm",
+				},
+			},
 		},
 		Pool: PoolConfig{
 			Command:         []string{"php", "examples/hello/worker.php"},
 			Env:             map[string]string{},
 			Relay:           RelayPipes,
+			Protocol:        ProtocolFerry,
 			ExecTTL:         60 * time.Second,
 			AllocateTimeout: 60 * time.Second,
 			DestroyTimeout:  5 * time.Second,
@@ -160,10 +187,13 @@ func Default() *Config {
 			MaxConcurrency:  64,
 			MaxFrameSize:    64 * MiB,
 			PHP: PHPConfig{
-				Opcache: true,
-				Ini:     map[string]string{},
+				Opcache:   true,
+				Ini:       map[string]string{},
+				Extension: ExtensionOff,
 			},
-			RespawnBackoff: BackoffConfig{Min: 100 * time.Millisecond, Max: 5 * time.Second},
+			RespawnBackoff:  BackoffConfig{Min: 100 * time.Millisecond, Max: 5 * time.Second},
+			LeakWatchEvery:  100,
+			LeakWatchWarmup: 10,
 		},
 		Admin: AdminConfig{Socket: "ferry.sock"},
 		Log:   LogConfig{Level: "info", Format: "text", Output: "stderr"},

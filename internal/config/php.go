@@ -13,7 +13,8 @@ import (
 const jitBufferSize = "64M"
 
 // PHPArgs returns the "-d" flags derived from pool.php, as separate argv
-// words ("-d", "name=value", ...): opcache.enable_cli, opcache.preload (and
+// words ("-d", "name=value", ...): extension (ext/ferry, once resolved; see
+// SetExtensionFile), opcache.enable_cli, opcache.preload (and
 // opcache.preload_user when running as root), opcache.jit and opcache.jit_buffer_size, then pool.php.ini in sorted key
 // order. A directive also present in pool.php.ini is left to the ini entry,
 // so users can override any derived value. The pool puts these right after
@@ -21,6 +22,10 @@ const jitBufferSize = "64M"
 func (c *Config) PHPArgs() []string {
 	p := c.Pool.PHP
 	var args []string
+	if c.extensionFile != "" {
+		// Not through add(): an "extension" in pool.php.ini loads another module.
+		args = append(args, "-d", "extension="+c.extensionFile)
+	}
 	add := func(name, value string) {
 		if _, overridden := p.Ini[name]; !overridden {
 			args = append(args, "-d", name+"="+value)

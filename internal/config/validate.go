@@ -18,6 +18,7 @@ const (
 	maxPipeline       = 1024
 	maxConcurrency    = 100_000
 	maxQueueSize      = 1 << 20
+	maxLeakWatchCount = 1_000_000
 	maxFrameSizeLimit = Size(1<<32 - 1) // Goridge v3 payload length is a uint32
 	minFrameSize      = 1 * KiB
 	// sun_path is 108 bytes on Linux including the terminating NUL.
@@ -179,6 +180,17 @@ func (k *checker) server(s *ServerConfig) {
 	if strings.ContainsAny(st.CacheControl, "\r\n") {
 		k.err("server.static.cache_control", "must not contain line breaks")
 	}
+	cz := &s.Compression
+	for i, a := range cz.Algorithms {
+		if a != "br" && a != "zstd" && a != "gzip" {
+			k.err(fmt.Sprintf("server.compression.algorithms[%d]", i), "must be br, zstd or gzip, got %q", a)
+		}
+	}
+	for i, t := range cz.Types {
+		if !strings.Contains(t, "/") {
+			k.err(fmt.Sprintf("server.compression.types[%d]", i), "must be a media type such as text/html or text/*, got %q", t)
+		}
+	}
 }
 
 func (k *checker) address(path, addr string) {
@@ -216,6 +228,7 @@ func (k *checker) pool(p *PoolConfig, s *ServerConfig) {
 		}
 	}
 	k.oneOf("pool.relay", p.Relay, relays)
+	k.protocol(p)
 	k.intRange("pool.num_workers", p.NumWorkers, 0, maxWorkers)
 	if p.MaxJobs < 0 {
 		k.err("pool.max_jobs", "must be >= 0, got %d", p.MaxJobs)
@@ -231,6 +244,8 @@ func (k *checker) pool(p *PoolConfig, s *ServerConfig) {
 	k.intRange("pool.queue_size", p.QueueSize, 1, maxQueueSize)
 	k.intRange("pool.pipeline", p.Pipeline, 1, maxPipeline)
 	k.intRange("pool.max_concurrency", p.MaxConcurrency, 1, maxConcurrency)
+	k.intRange("pool.leak_watch_every", p.LeakWatchEvery, 1, maxLeakWatchCount)
+	k.intRange("pool.leak_watch_warmup", p.LeakWatchWarmup, 1, maxLeakWatchCount)
 	switch {
 	case p.MaxFrameSize < minFrameSize:
 		k.err("pool.max_frame_size", "must be >= 1KiB, got %s", p.MaxFrameSize)
@@ -265,6 +280,9 @@ func (k *checker) php(p *PHPConfig) {
 		if strings.ContainsAny(p.Preload, "\x00\r\n") {
 			k.err("pool.php.preload", "must be a file path on one line")
 		}
+	}
+	if err := CheckExtension(p.Extension); err != nil {
+		k.err("pool.php.extension", "%s", err)
 	}
 	for _, name := range sortedKeys(p.Ini) {
 		path := "pool.php.ini." + name

@@ -38,6 +38,8 @@ type Options struct {
 	Uploads        UploadLimits
 	TrustedProxies []netip.Prefix
 	Static         *Static
+	RoadRunner     RRCodec      // 0: Ferry workers; else RoadRunner's payloads (rr.go)
+	Compression    *Compression // nil: answers go as PHP wrote them
 	Logger         *slog.Logger
 }
 
@@ -46,6 +48,7 @@ type Handler struct {
 	exec Executor
 	opt  Options
 	log  *slog.Logger
+	gz   *compressor
 }
 
 // New returns a Handler sending jobs to exec.
@@ -71,7 +74,7 @@ func New(exec Executor, opt Options) *Handler {
 	if opt.Uploads.MaxHeaderBytes <= 0 {
 		opt.Uploads.MaxHeaderBytes = 16 << 10
 	}
-	return &Handler{exec: exec, opt: opt, log: opt.Logger}
+	return &Handler{exec: exec, opt: opt, log: opt.Logger, gz: newCompressor(opt.Compression)}
 }
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
@@ -107,6 +110,10 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	default:
 		h.reject(ctx, fasthttp.StatusBadRequest, "request body could not be read")
 		h.log.Debug("request body could not be read", "uri", string(ctx.RequestURI()), "error", err)
+		return
+	}
+	if h.opt.RoadRunner != 0 {
+		h.serveRR(ctx, &b)
 		return
 	}
 	var (
@@ -148,8 +155,11 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	file, err := writeAnswer(&ctx.Response, res.Context, res.Body)
-	if err == nil && file != nil {
+	switch {
+	case err == nil && file != nil:
 		err = file.attach(ctx, res.Body)
+	case err == nil && h.gz != nil:
+		h.gz.apply(ctx)
 	}
 	if err != nil {
 		ctx.Response.Reset()

@@ -16,9 +16,12 @@ import (
 // the deliveries), and then the waiting jobs get their results.
 func (w *Worker) readLoop() {
 	var (
-		cause error
-		batch []frame.Frame
-		owner []*job
+		cause   error
+		batch   []frame.Frame
+		owner   []*job
+		rr      = w.pool.opt.RoadRunner
+		streams [][]Result // RoadRunner: the chunks before each answer in batch
+		parts   []Result
 	)
 	for {
 		f, err := w.conn.Read()
@@ -28,9 +31,21 @@ func (w *Worker) readLoop() {
 		}
 		if f.Flags&frame.Control != 0 {
 			// A worker may ask to be retired ({"stop":true}, e.g. a reset hook
-			// failed): it gets no new jobs and finishes those it holds.
-			if bytes.Contains(f.Payload, []byte(`"stop"`)) {
+			// failed): it gets no new jobs and finishes those it holds. A leak
+			// report (leaks.go) is taken first: its text may quote "stop".
+			if !w.leakReport(f.Payload) && bytes.Contains(f.Payload, []byte(`"stop"`)) {
 				w.pool.retire(w, "worker asked to stop")
+			}
+		} else if rr {
+			ok, err := w.rrFrame(&f, &parts)
+			if err != nil {
+				cause = err
+				break
+			}
+			if ok {
+				batch = append(batch, f)
+				streams = append(streams, parts)
+				parts = nil
 			}
 		} else if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
 			cause = fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
@@ -42,14 +57,16 @@ func (w *Worker) readLoop() {
 			continue // more of this batch has arrived; a worker holds at most Pipeline jobs
 		}
 		owner = w.settle(batch, owner[:0])
-		w.deliver(batch, owner)
+		w.deliver(batch, owner, streams)
 		w.answeredBatch(len(batch))
 		clear(batch)
 		batch = batch[:0]
+		clear(streams)
+		streams = streams[:0]
 	}
 	w.pool.lost(w, w.answered+len(batch) > 0)
 	owner = w.settle(batch, owner[:0]) // answers read before the failure
-	w.deliver(batch, owner)
+	w.deliver(batch, owner, streams)
 	w.answeredBatch(len(batch))
 	w.mu.Lock()
 	held := w.inflight
@@ -62,7 +79,7 @@ func (w *Worker) readLoop() {
 		switch {
 		case j.timedOut:
 			failed[j] = ErrExecTimeout
-		case !j.sent:
+		case !j.sent, w.rrQuit:
 			failed[j] = errUnsent // Exec runs it on another worker
 		default:
 			failed[j] = ErrCrashed
@@ -105,6 +122,9 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 	w.mu.Lock()
 	for _, f := range batch {
 		id := f.Options[1]
+		if w.pool.opt.RoadRunner {
+			id = w.rrOldestLocked()
+		}
 		j := w.inflight[id]
 		if j != nil {
 			delete(w.inflight, id)
@@ -154,7 +174,7 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 }
 
 // deliver hands each answer to the job waiting for it.
-func (w *Worker) deliver(batch []frame.Frame, owner []*job) {
+func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) {
 	for i, f := range batch {
 		j := owner[i]
 		switch {
@@ -162,6 +182,14 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job) {
 			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
 		case f.Flags&frame.Error != 0:
 			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
+		case streams != nil:
+			n := f.Options[0]
+			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Stream: streams[i]}
+			if w.rrStopped(res) {
+				j.ch <- result{err: errUnsent}
+				continue
+			}
+			j.ch <- result{res: res}
 		default:
 			n := f.Options[0]
 			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}}

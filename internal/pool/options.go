@@ -29,6 +29,12 @@ type Options struct {
 	BackoffMin      time.Duration
 	BackoffMax      time.Duration
 	Logger          *slog.Logger
+
+	// RoadRunner: the workers speak RoadRunner's side of the protocol (rr.go):
+	// job frames carry JobFlags and [ctxLen], answers come back in order
+	// without a job id, and the handshake has no token.
+	RoadRunner bool
+	JobFlags   byte
 }
 
 func (o *Options) defaults() {

@@ -63,7 +63,14 @@ func New(opt Options) (*Pool, error) {
 	if len(opt.Command) == 0 {
 		return nil, errors.New("pool: no worker command")
 	}
-	f, err := relay.New(opt.Relay, opt.SocketDir, opt.MaxFrame)
+	newRelay := relay.New
+	if opt.RoadRunner {
+		if opt.Concurrent {
+			return nil, errors.New("pool: RoadRunner workers run one job at a time (no Fiber mode)")
+		}
+		newRelay = relay.NewRoadRunner
+	}
+	f, err := newRelay(opt.Relay, opt.SocketDir, opt.MaxFrame)
 	if err != nil {
 		return nil, err
 	}

@@ -158,7 +158,8 @@ func (w *Worker) encodeLocked() []byte {
 	w.spare = nil
 	w.extra = w.extra[:0]
 	seq := !w.pool.opt.Concurrent
-	track := w.pool.opt.ExecTTL > 0 && seq
+	rr := w.pool.opt.RoadRunner
+	track := (w.pool.opt.ExecTTL > 0 || rr) && seq // RoadRunner answers are matched by this order
 	n := len(w.pending)
 	if seq {
 		n = min(n, max(w.pool.batchLimit()-w.sent, 1))
@@ -167,7 +168,11 @@ func (w *Worker) encodeLocked() []byte {
 		}
 	}
 	for _, j := range w.pending[:n] {
-		buf = frame.Append(buf, frame.CodecRaw, 0, []uint32{uint32(len(j.ctx)), j.id}, j.ctx, j.body)
+		if rr {
+			buf = appendRRJob(buf, w.pool.opt.JobFlags, j)
+		} else {
+			buf = frame.Append(buf, frame.CodecRaw, 0, []uint32{uint32(len(j.ctx)), j.id}, j.ctx, j.body)
+		}
 		j.sent = true
 		j.written.Store(true)
 		size := frame.Size(2, len(j.ctx)+len(j.body))

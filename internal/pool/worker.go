@@ -21,6 +21,9 @@ import (
 type Result struct {
 	Context []byte
 	Body    []byte
+	// Stream holds the chunks a RoadRunner worker streamed before this,
+	// its final frame, in order (see rr.go).
+	Stream []Result
 }
 
 type result struct {
@@ -88,6 +91,7 @@ type Worker struct {
 	expired  bool      // killed by the exec_ttl watchdog
 	runFrom  time.Time // when a sequential worker's oldest unanswered job started running
 	inPipe   int       // bytes of the jobs sent and not answered: at most this much is unread
+	rrQuit   bool      // a RoadRunner worker answered with Worker::stop()
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
 

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 type pipes struct {
 	maxFrame uint32
 	stdio    bool
+	rr       bool // a RoadRunner worker: RR_RELAY=pipes, no token
 }
 
 func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn, error) {
@@ -42,7 +44,11 @@ func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn,
 		cmd.ExtraFiles = append(cmd.ExtraFiles, jobsR, ansW)
 		where = fmt.Sprintf("pipes:%d,%d", fd, fd+1)
 	}
-	cmd.Env = workerEnv(cmd, where, token)
+	if p.rr {
+		cmd.Env = rrEnv(cmd, where)
+	} else {
+		cmd.Env = workerEnv(cmd, where, token)
+	}
 	err = cmd.Start()
 	// The worker holds its own copies now; keeping ours would hide its exit
 	// (no EOF) from the handshake.
@@ -69,10 +75,10 @@ func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn,
 		err = p.checkToken(h.Token, token)
 	}
 	if err != nil {
-		c.Close()
 		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-			return nil, &BootError{Reason: cause.Error() + " before the handshake"}
+			err = exitedBeforeHandshake(cause, err, ansR)
 		}
+		c.Close()
 		return nil, err
 	}
 	return c, nil
@@ -80,7 +86,7 @@ func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn,
 
 func (p pipes) checkToken(got, want string) error {
 	switch {
-	case got == "" && p.stdio:
+	case got == "" && p.stdio, p.rr:
 		return nil // a foreign protocol may not know about tokens
 	case got == "":
 		return &BootError{Reason: "the worker answered the handshake without the token from FERRY_RELAY_TOKEN (a worker SDK older than the pipes:3,4 relay?)"}
@@ -91,3 +97,23 @@ func (p pipes) checkToken(got, want string) error {
 }
 
 func (pipes) Close() error { return nil }
+
+// exitedBeforeHandshake names the exit as the cause, keeping what the worker
+// printed first, read or not before the exit was noticed: that, not the exit,
+// is what the user needs to see.
+func exitedBeforeHandshake(cause, err error, ansR *os.File) error {
+	be := &BootError{Reason: cause.Error() + " before the handshake"}
+	var read *BootError
+	if errors.As(err, &read) {
+		be.Output = read.Output
+	}
+	if len(be.Output) == 0 {
+		// The exit may have cut the read short before any byte: the pipe still
+		// holds what the worker wrote before it went.
+		ansR.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		buf := make([]byte, 4096)
+		n, _ := io.ReadFull(ansR, buf)
+		be.Output = clip(buf[:n])
+	}
+	return be
+}

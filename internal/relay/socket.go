@@ -30,6 +30,11 @@ type sockets struct {
 	want    map[string]chan *Conn // by token, for workers being started
 	pending map[net.Conn]struct{} // not yet matched; closed by Close
 	closed  bool
+
+	// RoadRunner workers present their pid, not a token (rr.go).
+	rr    bool
+	byPID map[int]chan *Conn
+	early map[int]*Conn
 }
 
 const (
@@ -49,6 +54,8 @@ func listen(kind, dir string, maxFrame uint32, hello time.Duration) (*sockets, e
 		done:     make(chan struct{}),
 		want:     map[string]chan *Conn{},
 		pending:  map[net.Conn]struct{}{},
+		byPID:    map[int]chan *Conn{},
+		early:    map[int]*Conn{},
 	}
 	var err error
 	if kind == "unix" {
@@ -125,7 +132,14 @@ func (s *sockets) greet(nc net.Conn) {
 	c := &Conn{w: nc, c: []io.Closer{nc}, dl: nc}
 	h, err := handshake(c, nc, s.maxFrame, time.Now().Add(s.hello))
 	s.track(nc, false)
-	if err != nil || !s.deliver(h.Token, c) {
+	switch {
+	case err != nil:
+		nc.Close()
+	case s.rr:
+		if !s.deliverPID(h.PID, c) {
+			nc.Close()
+		}
+	case !s.deliver(h.Token, c):
 		nc.Close()
 	}
 }
@@ -177,6 +191,9 @@ func (s *sockets) forget(token string, ch chan *Conn) {
 }
 
 func (s *sockets) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn, error) {
+	if s.rr {
+		return s.startRR(ctx, cmd, started)
+	}
 	token := newToken()
 	ch := make(chan *Conn, 1)
 	s.mu.Lock()
@@ -221,6 +238,9 @@ func (s *sockets) Close() error {
 		s.closed = true
 		for nc := range s.pending {
 			nc.Close()
+		}
+		for _, c := range s.early {
+			c.Close()
 		}
 		s.mu.Unlock()
 		close(s.done)
