@@ -20,8 +20,9 @@ final class LeakReport
      * @param list<string> $window job contexts
      * @return array{label: string, method: ?string, path: ?string, exact: bool}
      */
-    public static function suspects(array $window): array
+    public static function suspects(array $window, ?int $since = null): array
     {
+        $since ??= \count($window);
         $labels = [];
         $first = null;
         foreach ($window as $context) {
@@ -31,7 +32,7 @@ final class LeakReport
         }
         if (\count($labels) <= 1) {
             // Every suspect is the same route: that is the one.
-            return ['label' => (string) array_key_first($labels ?: ['a request' => true]), 'method' => $first[0] ?? null, 'path' => $first[1] ?? null, 'exact' => \count($window) === 1];
+            return ['label' => (string) array_key_first($labels ?: ['a request' => true]), 'method' => $first[0] ?? null, 'path' => $first[1] ?? null, 'exact' => $since === 1];
         }
         $names = array_keys($labels);
         $label = 'one of ' . implode(', ', \array_slice($names, 0, self::SUSPECTS));
@@ -39,7 +40,9 @@ final class LeakReport
             $label .= ' and ' . (\count($names) - self::SUSPECTS) . ' more';
         }
 
-        return ['label' => $label . ' (the ' . \count($window) . ' requests since the previous check)', 'method' => null, 'path' => null, 'exact' => false];
+        $seen = $since > \count($window) ? ', the last ' . \count($window) . ' of them named' : '';
+
+        return ['label' => $label . " (the $since requests since the previous check$seen)", 'method' => null, 'path' => null, 'exact' => false];
     }
 
     /** @return array{?string, ?string} method and path of an HTTP job's context */

@@ -33,6 +33,8 @@ use Ferry\Worker\Worker;
 final class LeakWatch
 {
     public const DEFAULT_EVERY = 100;
+    /** contexts kept to name the requests since the previous check */
+    private const WINDOW = 16;
     public const DEFAULT_WARMUP = 10;
     private const RISES = 3;
     private const MEMORY_RISES = 5;
@@ -52,6 +54,8 @@ final class LeakWatch
     private int $requests = 0;
     /** @var list<string> the contexts of the requests since the previous check */
     private array $window = [];
+    /** requests since the previous check; the window keeps the last WINDOW of them */
+    private int $since = 0;
     private ?LeakSnapshot $base = null;
     private LeakSnapshot $prev;
     private readonly LeakStatics $statics;
@@ -132,7 +136,12 @@ final class LeakWatch
 
             return;
         }
+        // Bounded: every context kept would be memory that grows between two checks.
+        $this->since++;
         $this->window[] = $job->payload->context;
+        if (\count($this->window) > self::WINDOW) {
+            array_shift($this->window);
+        }
         $phase = ($n - $this->warmup) % $this->every;
         if ($phase === 0 || $phase === 1) {
             $this->check($n);
@@ -167,12 +176,14 @@ final class LeakWatch
     {
         $now = $this->snapshot();
         $window = $this->window;
+        $since = $this->since;
         $this->window = [];
+        $this->since = 0;
         $suspects = null;
-        $blame = function (string $key) use (&$suspects, $window): void {
+        $blame = function (string $key) use (&$suspects, $window, $since): void {
             $known = $this->culprits[$key] ?? null;
-            if ($known === null || (!$known['exact'] && \count($window) === 1)) {
-                $this->culprits[$key] = $suspects ??= LeakReport::suspects($window);
+            if ($known === null || (!$known['exact'] && $since === 1)) {
+                $this->culprits[$key] = $suspects ??= LeakReport::suspects($window, $since);
             }
         };
         $now->sizes['functions|declared functions'] ??= $this->prev->sizes['functions|declared functions'];
@@ -180,7 +191,7 @@ final class LeakWatch
         unset($now->sizes['memory|memory']);
         $this->iniValues($now);
         $grown = $this->sizes($now, $n, $blame);
-        $changed = $this->values($now, $grown, $blame, $window);
+        $changed = $this->values($now, $grown, $blame, $window, $since);
         // Memory is a leak of its own only while nothing else grew or changed: otherwise
         // that is where it went, and that finding says more.
         $now->sizes['memory|memory'] = $memory;
@@ -267,7 +278,7 @@ final class LeakWatch
      * @param list<string> $window
      * @return bool whether any value changed at this check
      */
-    private function values(LeakSnapshot $now, array $grown, \Closure $blame, array $window): bool
+    private function values(LeakSnapshot $now, array $grown, \Closure $blame, array $window, int $since): bool
     {
         $base = $this->base;
         $prev = $this->prev;
@@ -302,7 +313,7 @@ final class LeakWatch
             }
             if (isset(self::STRICT[$kind]) || ($kind === 'global' && $was === '(unset)')) {
                 if ($value !== $was) {
-                    $this->report($key, LeakReport::changed($key, $was, $value, $now->values), $this->culprits[$key] ?? LeakReport::suspects($window));
+                    $this->report($key, LeakReport::changed($key, $was, $value, $now->values), $this->culprits[$key] ?? LeakReport::suspects($window, $since));
                 }
             } elseif (isset(self::HANDLERS[$kind])) {
                 if ($value === $was) {
@@ -311,7 +322,7 @@ final class LeakWatch
                     $this->firstSeen[$key] = $value;
                 } else {
                     $grows = $this->firstSeen[$key] !== $value;
-                    $this->report($key, LeakReport::handler($key, $was, $value, $grows), $this->culprits[$key] ?? LeakReport::suspects($window));
+                    $this->report($key, LeakReport::handler($key, $was, $value, $grows), $this->culprits[$key] ?? LeakReport::suspects($window, $since));
                 }
             } elseif ($value !== $before && !isset($grown[$key])) {
                 if (($this->changes[$key] = ($this->changes[$key] ?? 0) + 1) >= self::CHANGES) {
@@ -334,7 +345,7 @@ final class LeakWatch
                     $culprit = $known;
                 }
             }
-            $this->report($object, LeakReport::sharedObject($object, $properties, $now->values), $culprit ?? LeakReport::suspects($window));
+            $this->report($object, LeakReport::sharedObject($object, $properties, $now->values), $culprit ?? LeakReport::suspects($window, $since));
         }
 
         return $changed;
