@@ -59,6 +59,14 @@ func startFerry(t testing.TB, yaml string) *server {
 		t.Fatal(err)
 	}
 	s.cmd = exec.Command(ferryBin, "serve", "-c", s.cfg)
+	run(t, s)
+	return s
+}
+
+// run starts s.cmd, gathers its log, stops it with SIGTERM when the test ends,
+// and waits until it serves.
+func run(t testing.TB, s *server) {
+	t.Helper()
 	s.exited = make(chan struct{})
 	stderr, _ := s.cmd.StderrPipe()
 	if err := s.cmd.Start(); err != nil {
@@ -98,10 +106,11 @@ func startFerry(t testing.TB, yaml string) *server {
 	})
 	select {
 	case <-ready:
+	case <-s.exited:
+		t.Fatalf("ferry exited:\n%s", s.logText())
 	case <-time.After(20 * time.Second):
 		t.Fatalf("ferry did not start:\n%s", s.logText())
 	}
-	return s
 }
 
 func (s *server) logText() string {

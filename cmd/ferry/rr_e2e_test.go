@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -12,8 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -304,50 +301,8 @@ func ferryIn(t *testing.T, dir string, args ...string) string {
 // configuration: the admin socket lands there too.
 func startRR(t *testing.T, dir string) *server {
 	t.Helper()
-	s := &server{admin: filepath.Join(dir, "ferry.sock"), cmd: exec.Command(ferryBin, "serve"), exited: make(chan struct{})}
+	s := &server{admin: filepath.Join(dir, "ferry.sock"), cmd: exec.Command(ferryBin, "serve")}
 	s.cmd.Dir = dir
-	stderr, _ := s.cmd.StderrPipe()
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		var once sync.Once
-		for sc.Scan() {
-			s.mu.Lock()
-			s.log.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if rest, ok := strings.CutPrefix(sc.Text(), "Ferry is serving on "); ok {
-				once.Do(func() {
-					s.url, _, _ = strings.Cut(rest, " ")
-					close(ready)
-				})
-			}
-		}
-	}()
-	go func() {
-		s.cmd.Wait()
-		close(s.exited)
-	}()
-	t.Cleanup(func() {
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.exited:
-		case <-time.After(15 * time.Second):
-			s.cmd.Process.Kill()
-			t.Errorf("ferry did not stop within 15s after SIGTERM")
-		}
-		if t.Failed() {
-			t.Logf("ferry log:\n%s", s.logText())
-		}
-	})
-	select {
-	case <-ready:
-	case <-s.exited:
-		t.Fatalf("ferry exited:\n%s", s.logText())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("ferry did not start:\n%s", s.logText())
-	}
+	run(t, s)
 	return s
 }
