@@ -80,7 +80,7 @@ func TestSpooledOutput(t *testing.T) {
 // PHP's answers are compressed as the client asks, through the real binary;
 // a small one, or one the client does not want compressed, goes as it is.
 func TestCompressedAnswers(t *testing.T) {
-	s := startFerry(t, appConfig(""))
+	s := startFerry(t, strings.Replace(appConfig(""), "  max_body_size: 1MiB\n", "  max_body_size: 1MiB\n  compression: {enabled: true}\n", 1))
 	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 30 * time.Second}
 	fetch := func(path, accept string) (*http.Response, []byte) {
 		req, _ := http.NewRequest(http.MethodGet, s.url+path, nil)

@@ -167,7 +167,7 @@ func Default() *Config {
 			},
 			Uploads: UploadsConfig{MaxFiles: 20, MaxParts: 1000, MaxPartHeaderSize: 16 * KiB, Forbid: []string{}},
 			Compression: CompressionConfig{
-				Enabled: true, MinSize: 1 * KiB, Algorithms: []string{"zstd", "br", "gzip"},
+				Enabled: false, MinSize: 1 * KiB, Algorithms: []string{"zstd", "br", "gzip"},
 				Types: []string{
 					"text/*", "application/json", "application/*+json", "application/javascript",
 					"application/xml", "application/*+xml", "application/x-ndjson", "image/svg+xml", "application/wasm",

@@ -35,8 +35,8 @@ type encoder struct {
 }
 
 var (
-	gzipPool   = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, 5); return w }}
-	brotliPool = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 4) }}
+	gzipPool   = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, 1); return w }}
+	brotliPool = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 1) }}
 	zstdOnce   sync.Once
 	zstdEnc    *zstd.Encoder
 )
@@ -63,7 +63,7 @@ var encoders = map[string]encoder{
 	"zstd": {"zstd", func(w io.Writer, body []byte) error {
 		zstdOnce.Do(func() {
 			// EncodeAll is safe for concurrent use; one encoder serves every request.
-			zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+			zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
 		})
 		_, err := w.Write(zstdEnc.EncodeAll(body, nil))
 		return err
