@@ -192,7 +192,7 @@ func Default() *Config {
 				Extension: ExtensionOff,
 			},
 			RespawnBackoff:  BackoffConfig{Min: 100 * time.Millisecond, Max: 5 * time.Second},
-			LeakWatchEvery:  100,
+			LeakWatchEvery:  250,
 			LeakWatchWarmup: 10,
 		},
 		Admin: AdminConfig{Socket: "ferry.sock"},

@@ -32,7 +32,7 @@ use Ferry\Worker\Worker;
  */
 final class LeakWatch
 {
-    public const DEFAULT_EVERY = 100;
+    public const DEFAULT_EVERY = 250;
     /** contexts kept to name the requests since the previous check */
     private const WINDOW = 16;
     public const DEFAULT_WARMUP = 10;
@@ -43,7 +43,7 @@ final class LeakWatch
     private const LOADED = ['classes|declared classes' => 1, 'functions|declared functions' => 1];
     private const LOADED_RISES = 20;
     /** Declared functions are counted at one check in this many (see LeakSnapshot::take()). */
-    private const FUNCTIONS_EVERY = 4;
+    private const FUNCTIONS_EVERY = 16;
     private const MAX_FINDINGS = 100;
     private const STRICT = ['ini' => 1, 'timezone' => 1, 'locale' => 1, 'cwd' => 1, 'umask' => 1, 'output_buffer' => 1];
     private const HANDLERS = ['error_handler' => 1, 'exception_handler' => 1];
