@@ -73,9 +73,9 @@ func TestCompressionNegotiates(t *testing.T) {
 	for _, tc := range []struct{ accept, want string }{
 		{"gzip", "gzip"},
 		{"x-gzip", "gzip"},
-		{"gzip, deflate, br", "br"},          // equal weights: the server's order, zstd absent
-		{"gzip, br, zstd", "zstd"},           // equal weights: the server's order
-		{"br;q=0.5, gzip;q=0.9", "gzip"},     // the client's weights first
+		{"gzip, deflate, br", "br"},      // equal weights: the server's order, zstd absent
+		{"gzip, br, zstd", "zstd"},       // equal weights: the server's order
+		{"br;q=0.5, gzip;q=0.9", "gzip"}, // the client's weights first
 		{"zstd;q=0, br;q=0, gzip;q=0.1", "gzip"},
 		{"*", "zstd"},
 		{"*;q=0.2, br", "br"},

@@ -127,31 +127,14 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		form, files, err = h.multipart(&b, boundary)
 		defer removeUploads(files)
 		if err != nil {
-			var le *LimitError
-			switch {
-			// The body has been read whole: the connection stays usable.
-			case errors.As(err, &le):
-				h.fail(ctx, le.Status(), le.Error(), nil)
-			case errors.Is(err, errMalformed):
-				h.fail(ctx, fasthttp.StatusBadRequest, "malformed multipart body", nil)
-			default:
-				h.fail(ctx, fasthttp.StatusInternalServerError, "uploads could not be stored", err)
-			}
+			h.uploadFailed(ctx, err)
 			return
 		}
 		data = nil
 	}
 	bp := bufs.Get().(*[]byte)
-	jobCtx := h.encodeRequest((*bp)[:0], ctx, form, files, parsed, b.file)
-	gone := jobContext(ctx.Conn())
-	res, err := h.exec.Exec(gone, jobCtx, data)
-	gone.release()
-	if cap(jobCtx) <= 64<<10 {
-		*bp = jobCtx[:0]
-		bufs.Put(bp)
-	}
-	if err != nil {
-		h.execFailed(ctx, err)
+	res, ok := h.execute(ctx, bp, h.encodeRequest((*bp)[:0], ctx, form, files, parsed, b.file), data)
+	if !ok {
 		return
 	}
 	file, err := writeAnswer(&ctx.Response, res.Context, res.Body)
@@ -164,6 +147,37 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	if err != nil {
 		ctx.Response.Reset()
 		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
+	}
+}
+
+// execute runs one job whose context was encoded into *bp, hands the buffer
+// back, and answers a failure itself (false).
+func (h *Handler) execute(ctx *fasthttp.RequestCtx, bp *[]byte, jobCtx, data []byte) (pool.Result, bool) {
+	gone := jobContext(ctx.Conn())
+	res, err := h.exec.Exec(gone, jobCtx, data)
+	gone.release()
+	if cap(jobCtx) <= 64<<10 {
+		*bp = jobCtx[:0]
+		bufs.Put(bp)
+	}
+	if err != nil {
+		h.execFailed(ctx, err)
+		return res, false
+	}
+	return res, true
+}
+
+// uploadFailed answers a multipart body that was refused or could not be
+// stored. The body has been read whole: the connection stays usable.
+func (h *Handler) uploadFailed(ctx *fasthttp.RequestCtx, err error) {
+	var le *LimitError
+	switch {
+	case errors.As(err, &le):
+		h.fail(ctx, le.Status(), le.Error(), nil)
+	case errors.Is(err, errMalformed):
+		h.fail(ctx, fasthttp.StatusBadRequest, "malformed multipart body", nil)
+	default:
+		h.fail(ctx, fasthttp.StatusInternalServerError, "uploads could not be stored", err)
 	}
 }
 

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -46,7 +45,7 @@ func (h *Handler) serveRR(ctx *fasthttp.RequestCtx, b *body) {
 		form, ups, err := h.multipart(b, boundary)
 		defer removeUploads(ups)
 		if err != nil {
-			h.rrUploadFailed(ctx, err)
+			h.uploadFailed(ctx, err)
 			return
 		}
 		for _, kv := range form {
@@ -79,15 +78,8 @@ func (h *Handler) serveRR(ctx *fasthttp.RequestCtx, b *body) {
 	if parsed {
 		data = fields.appendJSON(nil)
 	}
-	gone := jobContext(ctx.Conn())
-	res, err := h.exec.Exec(gone, jobCtx, data)
-	gone.release()
-	if cap(jobCtx) <= 64<<10 {
-		*bp = jobCtx[:0]
-		bufs.Put(bp)
-	}
-	if err != nil {
-		h.execFailed(ctx, err)
+	res, ok := h.execute(ctx, bp, jobCtx, data)
+	if !ok {
 		return
 	}
 	if err := writeRRAnswer(&ctx.Response, res.Context, res.Body, res.Stream); err != nil {
@@ -97,19 +89,6 @@ func (h *Handler) serveRR(ctx *fasthttp.RequestCtx, b *body) {
 	}
 	if h.gz != nil {
 		h.gz.apply(ctx)
-	}
-}
-
-// rrUploadFailed maps a multipart error as Serve does for Ferry workers.
-func (h *Handler) rrUploadFailed(ctx *fasthttp.RequestCtx, err error) {
-	var le *LimitError
-	switch {
-	case errors.As(err, &le):
-		h.fail(ctx, le.Status(), le.Error(), nil)
-	case errors.Is(err, errMalformed):
-		h.fail(ctx, fasthttp.StatusBadRequest, "malformed multipart body", nil)
-	default:
-		h.fail(ctx, fasthttp.StatusInternalServerError, "uploads could not be stored", err)
 	}
 }
 
