@@ -98,39 +98,55 @@ func AppendResponse(b []byte, status int64, headers map[string][]string) []byte 
 
 var errTruncated = errors.New("rrproto: truncated or malformed message")
 
-// DecodeResponse reads a Response, calling header for every header value in
-// the order the message holds them. Unknown fields are skipped, as protobuf
-// requires of a reader.
-func DecodeResponse(b []byte, header func(k, v []byte) error) (status int64, err error) {
+// fields calls f for every field of a message: v is a length-delimited
+// field's content, x a varint field's value. Fields of other wire types are
+// skipped, as protobuf asks of a reader that does not know them.
+func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return 0, errTruncated
+			return errTruncated
 		}
 		b = b[n:]
+		var (
+			v []byte
+			x uint64
+		)
+		switch typ {
+		case protowire.BytesType:
+			v, n = protowire.ConsumeBytes(b)
+		case protowire.VarintType:
+			x, n = protowire.ConsumeVarint(b)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return errTruncated
+		}
+		b = b[n:]
+		if typ == protowire.BytesType || typ == protowire.VarintType {
+			if err := f(num, typ, v, x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DecodeResponse reads a Response, calling header for every header value in
+// the order the message holds them. Unknown fields are skipped.
+func DecodeResponse(b []byte, header func(k, v []byte) error) (status int64, err error) {
+	err = fields(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		switch {
 		case num == RespStatus && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return 0, errTruncated
-			}
-			status, b = int64(v), b[n:]
+			status = int64(x)
 		case num == RespHeaders && typ == protowire.BytesType:
-			entry, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return 0, errTruncated
-			}
-			b = b[n:]
-			if err := decodeEntry(entry, header); err != nil {
-				return 0, err
-			}
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return 0, errTruncated
-			}
-			b = b[n:]
+			return decodeEntry(v, header)
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	return status, nil
 }
@@ -138,57 +154,24 @@ func DecodeResponse(b []byte, header func(k, v []byte) error) (status int64, err
 // decodeEntry reads one map entry; the key may come after the value, so the
 // values are collected first.
 func decodeEntry(b []byte, each func(k, v []byte) error) error {
-	var key, hv []byte
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return errTruncated
-		}
-		b = b[n:]
-		if typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return errTruncated
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return errTruncated
-		}
-		b = b[n:]
-		switch num {
-		case 1:
+	var key, values []byte
+	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
+		if typ == protowire.BytesType && num == 1 {
 			key = v
-		case 2:
-			hv = v
+		} else if typ == protowire.BytesType && num == 2 {
+			values = v
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	for len(hv) > 0 {
-		num, typ, n := protowire.ConsumeTag(hv)
-		if n < 0 {
-			return errTruncated
-		}
-		hv = hv[n:]
+	return fields(values, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		if num != 1 || typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, hv)
-			if n < 0 {
-				return errTruncated
-			}
-			hv = hv[n:]
-			continue
+			return nil
 		}
-		v, n := protowire.ConsumeBytes(hv)
-		if n < 0 {
-			return errTruncated
-		}
-		hv = hv[n:]
-		if err := each(key, v); err != nil {
-			return err
-		}
-	}
-	return nil
+		return each(key, v)
+	})
 }
 
 // Request is a decoded http.v1.Request, for tests and tools; the gateway
@@ -203,35 +186,20 @@ type Request struct {
 // DecodeRequest parses a Request.
 func DecodeRequest(b []byte) (*Request, error) {
 	r := &Request{Header: map[string][]string{}, Cookies: map[string][]string{}, Attributes: map[string][]string{}}
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, errTruncated
-		}
-		b = b[n:]
+	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, x uint64) error {
 		if num == ReqParsed && typ == protowire.VarintType {
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return nil, errTruncated
-			}
-			r.Parsed, b = v != 0, b[n:]
-			continue
+			r.Parsed = x != 0
+			return nil
 		}
 		if typ != protowire.BytesType {
-			return nil, fmt.Errorf("rrproto: field %d has wire type %d", num, typ)
+			return fmt.Errorf("rrproto: field %d has wire type %d", num, typ)
 		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return nil, errTruncated
-		}
-		b = b[n:]
 		add := func(m map[string][]string) error {
 			return decodeEntry(v, func(k, x []byte) error {
 				m[string(k)] = append(m[string(k)], string(x))
 				return nil
 			})
 		}
-		var err error
 		switch num {
 		case ReqRemoteAddr:
 			r.RemoteAddr = string(v)
@@ -246,15 +214,16 @@ func DecodeRequest(b []byte) (*Request, error) {
 		case ReqUploads:
 			r.Uploads = append([]byte(nil), v...)
 		case ReqHeader:
-			err = add(r.Header)
+			return add(r.Header)
 		case ReqCookies:
-			err = add(r.Cookies)
+			return add(r.Cookies)
 		case ReqAttributes:
-			err = add(r.Attributes)
+			return add(r.Attributes)
 		}
-		if err != nil {
-			return nil, err
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return r, nil
 }
