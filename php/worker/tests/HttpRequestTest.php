@@ -120,6 +120,14 @@ final class HttpRequestTest extends TestCase
         self::assertEqualsWithDelta(microtime(true), $s['REQUEST_TIME_FLOAT'], 5.0);
     }
 
+    /** Behind a trusted proxy the server's host (X-Forwarded-Host applied) is not the Host header. */
+    public function testHttpHostIsTheServersHostNotTheRawHeader(): void
+    {
+        $s = Request::fromContext(self::context(['host' => 'shop.example', 'headers' => ['Host' => ['10.0.0.5:8080']]]), '')->server();
+        self::assertSame('shop.example', $s['HTTP_HOST']);
+        self::assertSame('shop.example', $s['SERVER_NAME']);
+    }
+
     public function testSchemeReachesServerParams(): void
     {
         $plain = Request::fromContext(self::context(['scheme' => 'http']), '');
