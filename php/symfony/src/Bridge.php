@@ -47,11 +47,6 @@ final class Bridge
     public function request(Request $request): SymfonyRequest
     {
         $server = $request->server() + $this->baseServer;
-        if ($request->host !== '') {
-            // The host the server settled on (a trusted proxy's X-Forwarded-Host applied);
-            // server() lets the raw Host header win.
-            $server['HTTP_HOST'] = $request->host;
-        }
         $server['PHP_SELF'] = $this->scriptName . $request->path;
         $bodyFile = $request->bodyFile();
         // A body the server spooled to disk stays there: HttpFoundation reads a resource lazily.
