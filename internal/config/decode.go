@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -45,6 +46,11 @@ func (d *decoder) decodeRoot(root *yaml.Node, cfg *Config) {
 }
 
 func join(path, key string) string {
+	if strings.ContainsFunc(key, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		// A key spanning lines (a multi-line plain or quoted scalar) would break the
+		// one-error-per-line report: it is shown quoted.
+		key = strconv.Quote(key)
+	}
 	if path == "" {
 		return key
 	}

@@ -17,6 +17,8 @@ func TestUnknownKeys(t *testing.T) {
 		{"pool:\n  respawn_backof: {min: 1s}\n", "ferry.yaml:2: pool.respawn_backof: unknown key (did you mean respawn_backoff?)"},
 		{"server:\n  static:\n    forbidden: []\n", "ferry.yaml:3: server.static.forbidden: unknown key (did you mean forbid?)"},
 		{"servre:\n  address: x\n", "ferry.yaml:1: servre: unknown key (did you mean server?)"},
+		// A key spanning lines must not split the one-error-per-line report (found by FuzzParse).
+		{"? 0\n\n 0", "ferry.yaml:1: \"0\\n0\": unknown key (known keys: server, pool, admin, log)"},
 		{"misc: {}\n", "ferry.yaml:1: misc: unknown key (known keys: server, pool, admin, log)"},
 		{"logging: {}\n", "ferry.yaml:1: logging: unknown key (did you mean log?)"},
 		{"admin:\n  zzz: 1\n", "ferry.yaml:2: admin.zzz: unknown key (known keys: socket)"},
