@@ -23,7 +23,8 @@ fuzz() { # package target seconds
 }
 
 fuzz ./internal/frame FuzzParse 10s &&
-fuzz ./internal/config FuzzParse 5s &&
+fuzz ./internal/config '^FuzzParse$' 5s &&
+fuzz ./internal/config FuzzParseRoadRunner 5s &&
 fuzz ./internal/gateway FuzzScanAnswer 5s &&
 fuzz ./internal/gateway FuzzEncodeRequest 5s &&
 fuzz ./internal/gateway FuzzMultipart 5s &&

@@ -41,3 +41,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The .rr.yaml reader holds to the same contract: a config or an error whose
+// every line names the file.
+func FuzzParseRoadRunner(f *testing.F) {
+	for _, s := range []string{
+		"version: \"3\"\nserver:\n  command: php worker.php\nhttp:\n  address: 127.0.0.1:8080\n  pool: {num_workers: 2}\n",
+		"version: \"3\"\nserver: {command: [php, w.php], relay: pipes}\nrpc: {listen: tcp://127.0.0.1:6001}\nkv: {}\n",
+		"version: \"2.7\"\n",
+		"version: \"3\"\nhttp: {pool: {supervisor: {max_worker_memory: -1}}}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, _, err := ParseRoadRunner(data, ".rr.yaml")
+		if (c == nil) == (err == nil) {
+			t.Fatalf("ParseRoadRunner returned config %v and error %v", c != nil, err)
+		}
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if !strings.HasPrefix(line, ".rr.yaml") {
+					t.Fatalf("error line without source: %q", line)
+				}
+			}
+		}
+	})
+}
