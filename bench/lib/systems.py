@@ -80,8 +80,10 @@ class Ferry(System):
     kind = "ferry"
 
     def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None, fibers=False,
-                 revision=None, command=None, dir=None, php=None):
+                 revision=None, command=None, dir=None, php=None, server=None):
         super().__init__(ctx, key, label)
+        # server: extra `server:` yaml lines (already indented), e.g. the h2 scenario's tls block.
+        self.server_lines = server or []
         # revision: a lib.revision.Revision (--ferry-rev) whose binary runs from its worktree.
         self.revision = revision
         self.fibers = fibers
@@ -101,7 +103,7 @@ class Ferry(System):
         self.port = free_port()
         self.config = os.path.join(self.dir, "ferry.yaml")
         sock = self.ctx.sock(f"{self.ctx.scenario[:8]}-{self.key}-admin.sock") if self.admin else ""
-        lines = ["server:", f"  address: {q(f'127.0.0.1:{self.port}')}",
+        lines = ["server:", f"  address: {q(f'127.0.0.1:{self.port}')}", *self.server_lines,
                  "pool:", f"  command: [{', '.join(q(w) for w in (self.command or ['php', self.worker]))}]",
                  f"  num_workers: {self.workers}"]
         if self.pool_dir:

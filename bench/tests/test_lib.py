@@ -251,3 +251,24 @@ class StatusCheckTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class H2LoadParseTest(unittest.TestCase):
+    OUT = """Application protocol: h2
+finished in 1.00s, 20106.00 req/s, 2.78MB/s
+requests: 20106 total, 20110 started, 20106 done, 20100 succeeded, 6 failed, 0 errored, 0 timeout
+status codes: 20100 2xx, 0 3xx, 2 4xx, 4 5xx
+"""
+
+    def test_counts_and_rate(self):
+        from scenarios import h2
+        r = h2.parse(self.OUT)
+        self.assertEqual(r["requests"], 20100)
+        self.assertEqual(r["rps"], 20106.0)
+        self.assertEqual(r["non2xx"], 6)
+        self.assertEqual(r["protocol"], "h2")
+
+    def test_unexpected_output_is_an_error(self):
+        from scenarios import h2
+        with self.assertRaises(h2.H2LoadError):
+            h2.parse("connect: Connection refused")

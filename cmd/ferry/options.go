@@ -160,12 +160,16 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 // httpServer sets the front's limits and timeouts as docs/config.md describes
 // them.
 func httpServer(s config.ServerConfig, h *gateway.Handler, log *slog.Logger) *fasthttp.Server {
-	return h.Server(gateway.ServerLimits{
+	return h.Server(serverLimits(s, log))
+}
+
+func serverLimits(s config.ServerConfig, log *slog.Logger) gateway.ServerLimits {
+	return gateway.ServerLimits{
 		ReadHeaderTimeout: s.ReadHeaderTimeout, ReadTimeout: s.ReadTimeout,
 		WriteTimeout: s.WriteTimeout, IdleTimeout: s.IdleTimeout,
 		MaxHeaderSize: int(s.MaxHeaderSize), MaxConnections: s.MaxConnections,
 		Logger: fastLogger{log},
-	})
+	}
 }
 
 // setProcs sizes the Go scheduler. The PHP workers run on the same CPUs, and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -37,6 +38,11 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	fr, err := openFronts(cfg, ln, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	start := time.Now()
 	procs := setProcs(cfg.Server.MaxProcs)
 	popt := poolOptions(cfg, log)
@@ -45,7 +51,8 @@ func serve(args []string) error {
 		ln.Close()
 		return err
 	}
-	srv := httpServer(cfg.Server, gateway.New(p, gopt), log)
+	handler := gateway.New(p, gopt)
+	srv := httpServer(cfg.Server, handler, log)
 	admin, err := startAdmin(cfg.Admin.Socket, p, log)
 	if err != nil {
 		p.Shutdown(context.Background())
@@ -53,7 +60,8 @@ func serve(args []string) error {
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(gateway.Listener(ln)) }()
+	go func() { errc <- srv.Serve(fr.plain) }()
+	fr.serve(cfg, handler, srv, errc)
 	log.Info("ferry serving", "url", "http://"+ln.Addr().String(), "workers", p.Size(),
 		"relay", cfg.Pool.Relay, "pipeline", popt.Pipeline, "startup", time.Since(start).Round(time.Millisecond),
 		"admin", cfg.Admin.Socket, "go_procs", procs, "version", version)
@@ -66,6 +74,7 @@ func serve(args []string) error {
 			return err
 		case s := <-sig:
 			if s == syscall.SIGHUP {
+				fr.reload()
 				go func() {
 					if err := p.Reload(context.Background()); err != nil {
 						log.Error("reload failed", "error", err)
@@ -76,7 +85,9 @@ func serve(args []string) error {
 			budget := cfg.Server.WriteTimeout + cfg.Pool.DestroyTimeout
 			log.Info("shutting down: draining accepted requests", "signal", s.String(), "budget", budget)
 			ctx, cancel := context.WithTimeout(context.Background(), budget)
-			err := srv.ShutdownWithContext(ctx)
+			ferr := make(chan error, 1)
+			go func() { ferr <- fr.shutdown(ctx) }()
+			err := errors.Join(srv.ShutdownWithContext(ctx), <-ferr)
 			if admin != nil {
 				admin.Close()
 			}

@@ -60,6 +60,22 @@ type ServerConfig struct {
 	Static            StaticConfig      `yaml:"static"`
 	Uploads           UploadsConfig     `yaml:"uploads"`
 	Compression       CompressionConfig `yaml:"compression"`
+	TLS               TLSConfig         `yaml:"tls"`
+	HTTP2             HTTP2Config       `yaml:"http2"`
+}
+
+// TLSConfig is the HTTPS listener: HTTP/1.1 and HTTP/2 (ALPN) beside the plain one.
+type TLSConfig struct {
+	Address  string `yaml:"address"`  // "" = no HTTPS
+	Cert     string `yaml:"cert"`     // PEM chain, reread on SIGHUP
+	Key      string `yaml:"key"`      // PEM private key
+	Redirect bool   `yaml:"redirect"` // the plain address answers 308 to https
+}
+
+// HTTP2Config tunes HTTP/2, on the TLS address and, with H2C, on the plain one.
+type HTTP2Config struct {
+	H2C                  bool `yaml:"h2c"` // prior-knowledge HTTP/2 without TLS on server.address
+	MaxConcurrentStreams int  `yaml:"max_concurrent_streams"`
 }
 
 // CompressionConfig compresses PHP's answers on the fly when the client accepts it.
@@ -173,6 +189,7 @@ func Default() *Config {
 					"application/xml", "application/*+xml", "application/x-ndjson", "image/svg+xml", "application/wasm",
 				},
 			},
+			HTTP2: HTTP2Config{MaxConcurrentStreams: 250},
 		},
 		Pool: PoolConfig{
 			Command:         []string{"php", "examples/hello/worker.php"},

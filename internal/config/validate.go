@@ -180,6 +180,7 @@ func (k *checker) server(s *ServerConfig) {
 	if strings.ContainsAny(st.CacheControl, "\r\n") {
 		k.err("server.static.cache_control", "must not contain line breaks")
 	}
+	k.tls(s)
 	cz := &s.Compression
 	for i, a := range cz.Algorithms {
 		if a != "br" && a != "zstd" && a != "gzip" {
@@ -310,4 +311,26 @@ func (k *checker) log(l *LogConfig) {
 	if l.Output == "" {
 		k.err("log.output", "must be stderr, stdout or a file path")
 	}
+}
+
+func (k *checker) tls(s *ServerConfig) {
+	t := &s.TLS
+	if t.Address == "" {
+		if t.Cert != "" || t.Key != "" || t.Redirect {
+			k.err("server.tls.address", "must be set when server.tls.cert, key or redirect is (e.g. \":8443\")")
+		}
+	} else {
+		k.address("server.tls.address", t.Address)
+		if t.Address == s.Address && !strings.HasSuffix(t.Address, ":0") {
+			k.err("server.tls.address", "must differ from server.address, got %q for both", t.Address)
+		}
+		for _, f := range [][2]string{{"server.tls.cert", t.Cert}, {"server.tls.key", t.Key}} {
+			if f[1] == "" {
+				k.err(f[0], "must name a PEM file when server.tls.address is set")
+			} else if _, err := os.Stat(f[1]); err != nil {
+				k.err(f[0], "file %q: %v", f[1], unwrapPathErr(err))
+			}
+		}
+	}
+	k.intRange("server.http2.max_concurrent_streams", s.HTTP2.MaxConcurrentStreams, 1, 10000)
 }

@@ -33,6 +33,11 @@ func TestValidationErrors(t *testing.T) {
 		{"server:\n  static:\n    prefix: assets\n", `ferry.yaml:3: server.static.prefix: must start with "/", got "assets"`},
 		{"server:\n  static:\n    forbid: [.php, \"\"]\n", "ferry.yaml:3: server.static.forbid[1]: must not be empty"},
 		{"server:\n  static:\n    cache_control: \"a\\nb\"\n", "ferry.yaml:3: server.static.cache_control: must not contain line breaks"},
+		{"server:\n  tls:\n    cert: " + file + "\n", `ferry.yaml:3: server.tls.address: must be set when server.tls.cert, key or redirect is (e.g. ":8443")`},
+		{"server:\n  tls:\n    address: \":8443\"\n    cert: /definitely/not/here\n    key: " + file + "\n", `ferry.yaml:4: server.tls.cert: file "/definitely/not/here": no such file or directory`},
+		{"server:\n  tls:\n    address: \":8443\"\n    cert: " + file + "\n", `ferry.yaml:3: server.tls.key: must name a PEM file when server.tls.address is set`},
+		{"server:\n  address: \":8443\"\n  tls:\n    address: \":8443\"\n    cert: " + file + "\n    key: " + file + "\n", `ferry.yaml:4: server.tls.address: must differ from server.address, got ":8443" for both`},
+		{"server:\n  http2:\n    max_concurrent_streams: 0\n", "ferry.yaml:3: server.http2.max_concurrent_streams: must be >= 1, got 0"},
 		// pool
 		{"pool:\n  command: []\n", `ferry.yaml:2: pool.command: must not be empty (e.g. ["php", "worker.php"])`},
 		{"pool:\n  command: \"  \"\n", `ferry.yaml:2: pool.command: must not be empty (e.g. ["php", "worker.php"])`},

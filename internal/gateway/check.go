@@ -17,6 +17,11 @@ type rejection struct {
 // handler, the way net/http applies them. Everything it rejects closes the
 // connection: after a framing error the next request's start is unknown.
 func checkRequest(ctx *fasthttp.RequestCtx, maxHeaders int) *rejection {
+	if _, ok := ctx.Conn().(*conn); !ok {
+		if _, std := stdContext(ctx.Conn()); std {
+			return checkStd(ctx, maxHeaders)
+		}
+	}
 	h := &ctx.Request.Header
 	proto := h.Protocol()
 	http11 := string(proto) == "HTTP/1.1"

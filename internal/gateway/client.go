@@ -17,6 +17,7 @@ import (
 // (a job queued for a worker). One watcher goroutine peeks at every waiting
 // connection, so waiting costs a map entry, not a goroutine and a timer.
 type clientGone struct {
+	parent   context.Context // a request net/http read: its own context says it all
 	conn     net.Conn
 	rc       syscall.RawConn
 	mu       sync.Mutex
@@ -45,6 +46,9 @@ func jobContext(c net.Conn) *clientGone {
 		g.mu.Unlock()
 		return g
 	}
+	if parent, ok := stdContext(c); ok {
+		return &clientGone{parent: parent}
+	}
 	return &clientGone{conn: c}
 }
 
@@ -65,6 +69,9 @@ func (g *clientGone) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (g *clientGone) Value(any) any               { return nil }
 
 func (g *clientGone) Done() <-chan struct{} {
+	if g.parent != nil {
+		return g.parent.Done()
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.done == nil {
@@ -78,6 +85,9 @@ func (g *clientGone) Done() <-chan struct{} {
 }
 
 func (g *clientGone) Err() error {
+	if g.parent != nil {
+		return g.parent.Err()
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.err == nil && !g.released && g.rawLocked() != nil && peerClosed(g.rc) {

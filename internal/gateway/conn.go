@@ -43,6 +43,7 @@ type conn struct {
 	linger              atomic.Bool // set when the server answered before reading the whole request
 	head                headCheck
 	gone                clientGone // the running request's job context
+	pre                 []byte     // first bytes SplitH2C read to sort the connection
 }
 
 func unixNano(t time.Time) int64 {
@@ -97,6 +98,12 @@ func (c *conn) Read(b []byte) (int, error) {
 		// is complete, so the request is malformed now, not at the timeout.
 		c.head.bad = false
 		return 0, errMalformedHeader
+	}
+	if len(c.pre) > 0 {
+		n := copy(b, c.pre)
+		c.pre = c.pre[n:]
+		c.head.scan(b[:n])
+		return n, nil
 	}
 	for {
 		n, err := c.TCPConn.Read(b)

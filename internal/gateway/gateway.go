@@ -4,9 +4,9 @@
 // The HTTP/1.1 front is fasthttp: on this project's 2-core reference machine a
 // Go-only hello world served 90-120k req/s with fasthttp against 54-75k with
 // net/http (wrk -t2 -c50, same run), and the front's CPU is CPU the PHP workers
-// do not get. fasthttp has no HTTP/2: h2c and TLS can come as a net/http
-// listener beside it, with its own small adapters for encodeRequest and
-// writeAnswer (the job format and the pool stay the same).
+// do not get. fasthttp has no HTTP/2: HTTPS (HTTP/1.1 and HTTP/2) and h2c are
+// served by net/http beside it, whose requests enter the same Serve through
+// ServeHTTP (stdhttp.go), so each rule of the front is written once.
 package gateway
 
 import (
@@ -49,6 +49,8 @@ type Handler struct {
 	opt  Options
 	log  *slog.Logger
 	gz   *compressor
+	// stdWriteTimeout is write_timeout for the net/http stacks (StdServer).
+	stdWriteTimeout time.Duration
 }
 
 // New returns a Handler sending jobs to exec.

@@ -1,0 +1,95 @@
+package gateway
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// StdServer returns the net/http server for the stacks fasthttp lacks:
+// HTTPS (HTTP/1.1 and HTTP/2 by ALPN; serve it with ServeTLS) or, with tls
+// false, HTTP/2 without TLS for the connections SplitH2C sets apart. Both
+// send every request through ServeHTTP, under the front's limits.
+func (h *Handler) StdServer(l ServerLimits, streams int, tls bool, log *slog.Logger) *http.Server {
+	idle := l.IdleTimeout
+	if idle == 0 {
+		idle = l.ReadTimeout
+	}
+	var protos http.Protocols
+	if tls {
+		protos.SetHTTP1(true)
+		protos.SetHTTP2(true)
+	} else {
+		protos.SetUnencryptedHTTP2(true)
+	}
+	h.stdWriteTimeout = l.WriteTimeout
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		// net/http's ReadTimeout runs from the connection's start: the
+		// header's time and then the body's, as on the HTTP/1.1 front.
+		ReadTimeout:    l.ReadHeaderTimeout + l.ReadTimeout,
+		IdleTimeout:    idle,
+		MaxHeaderBytes: l.MaxHeaderSize,
+		Protocols:      &protos,
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams: streams,
+			// An HTTP/2 header block is not bounded by MaxHeaderBytes alone.
+			MaxDecoderHeaderTableSize: 4096,
+		},
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// LimitListener closes connections beyond max open ones at once (0: no
+// limit), the net/http side of server.max_connections.
+func LimitListener(ln net.Listener, max int) net.Listener {
+	if max <= 0 {
+		return ln
+	}
+	return &limitListener{Listener: ln, max: int64(max)}
+}
+
+type limitListener struct {
+	net.Listener
+	max  int64
+	open atomic.Int64
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			c.Close()
+			continue
+		}
+		return &countedConn{Conn: c, l: l}, nil
+	}
+}
+
+type countedConn struct {
+	net.Conn
+	l      *limitListener
+	closed atomic.Bool
+}
+
+func (c *countedConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.l.open.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+// setWriteDeadline bounds writing one answer, as write_timeout does on the
+// HTTP/1.1 front: net/http's own WriteTimeout would also count PHP's time.
+func (h *Handler) setWriteDeadline(w http.ResponseWriter) {
+	if h.stdWriteTimeout > 0 {
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.stdWriteTimeout))
+	}
+}
