@@ -24,7 +24,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.reset(r)
 	ctx := stdCtxs.Get().(*fasthttp.RequestCtx)
 	if r.TLS != nil {
-		ctx.Init2((*stdTLSConn)(c), nil, false)
+		ctx.Init2(&c.asTLS, nil, false)
 	} else {
 		ctx.Init2(c, nil, false)
 	}
@@ -41,7 +41,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var (
 	stdCtxs  = sync.Pool{New: func() any { return new(fasthttp.RequestCtx) }}
-	stdConns = sync.Pool{New: func() any { return new(stdConn) }}
+	stdConns = sync.Pool{New: func() any { c := new(stdConn); c.asTLS.stdConn = c; return c }}
 )
 
 func copyRequest(req *fasthttp.Request, r *http.Request) {
@@ -150,6 +150,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // gives the request's remote address and, through the request's context,
 // whether the client is still there. Nothing is read or written through it.
 type stdConn struct {
+	asTLS  stdTLSConn // this connection seen as TLS
 	remote net.Addr
 	local  net.Addr
 	ctx    context.Context
@@ -158,11 +159,11 @@ type stdConn struct {
 
 // stdTLSConn is the same over TLS: fasthttp's IsTLS looks for these methods,
 // and the request then reaches PHP with the https scheme.
-type stdTLSConn stdConn
+type stdTLSConn struct{ *stdConn }
 
 func (c *stdConn) reset(r *http.Request) {
 	if r == nil {
-		*c = stdConn{}
+		*c = stdConn{asTLS: c.asTLS}
 		return
 	}
 	c.remote = stdAddr(r.RemoteAddr)
@@ -188,14 +189,6 @@ func (c *stdConn) SetDeadline(time.Time) error      { return nil }
 func (c *stdConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *stdConn) SetWriteDeadline(time.Time) error { return nil }
 
-func (c *stdTLSConn) Read(b []byte) (int, error)           { return (*stdConn)(c).Read(b) }
-func (c *stdTLSConn) Write(b []byte) (int, error)          { return (*stdConn)(c).Write(b) }
-func (c *stdTLSConn) Close() error                         { return nil }
-func (c *stdTLSConn) LocalAddr() net.Addr                  { return c.local }
-func (c *stdTLSConn) RemoteAddr() net.Addr                 { return c.remote }
-func (c *stdTLSConn) SetDeadline(time.Time) error          { return nil }
-func (c *stdTLSConn) SetReadDeadline(time.Time) error      { return nil }
-func (c *stdTLSConn) SetWriteDeadline(time.Time) error     { return nil }
 func (c *stdTLSConn) Handshake() error                     { return nil }
 func (c *stdTLSConn) ConnectionState() tls.ConnectionState { return *c.tls }
 
