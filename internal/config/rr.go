@@ -112,6 +112,23 @@ func (r *rrReader) num(n *yaml.Node, path string, set func(int)) {
 	}
 }
 
+func (r *rrReader) setStr(n *yaml.Node, path string, dst *string) {
+	if v, ok := r.str(n, path); ok {
+		*dst = v
+	}
+}
+
+func (r *rrReader) flag(n *yaml.Node, path string, dst *bool) {
+	if v, ok := r.str(n, path); ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			r.fail(n, path, "must be true or false, got %q", v)
+			return
+		}
+		*dst = b
+	}
+}
+
 func (r *rrReader) dur(n *yaml.Node, path string, set func(time.Duration)) {
 	if s, ok := r.str(n, path); ok {
 		d, err := parseDuration(s)
@@ -302,6 +319,23 @@ func (r *rrReader) http(n *yaml.Node, path string, cfg *Config) {
 				"allocate_timeout": func(n *yaml.Node, path string) { r.dur(n, path, func(d time.Duration) { p.AllocateTimeout = d }) },
 				"destroy_timeout":  func(n *yaml.Node, path string) { r.dur(n, path, func(d time.Duration) { p.DestroyTimeout = d }) },
 				"supervisor":       func(n *yaml.Node, path string) { r.fields(n, path, supervisor) },
+			})
+		},
+		"ssl": func(n *yaml.Node, path string) {
+			s.TLS.Address = ":443" // RoadRunner's default
+			r.fields(n, path, map[string]func(*yaml.Node, string){
+				"address":  func(n *yaml.Node, path string) { r.setStr(n, path, &s.TLS.Address) },
+				"cert":     func(n *yaml.Node, path string) { r.setStr(n, path, &s.TLS.Cert) },
+				"key":      func(n *yaml.Node, path string) { r.setStr(n, path, &s.TLS.Key) },
+				"redirect": func(n *yaml.Node, path string) { r.flag(n, path, &s.TLS.Redirect) },
+			})
+		},
+		"http2": func(n *yaml.Node, path string) {
+			r.fields(n, path, map[string]func(*yaml.Node, string){
+				"h2c": func(n *yaml.Node, path string) { r.flag(n, path, &s.HTTP2.H2C) },
+				"max_concurrent_streams": func(n *yaml.Node, path string) {
+					r.num(n, path, func(i int) { s.HTTP2.MaxConcurrentStreams = i })
+				},
 			})
 		},
 		"static": func(n *yaml.Node, path string) {

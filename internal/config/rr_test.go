@@ -143,3 +143,39 @@ func TestProtocolIsChecked(t *testing.T) {
 		t.Fatal(errs)
 	}
 }
+
+func TestRoadRunnerSSLAndHTTP2MapOntoServerTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
+	for _, f := range []string{cert, key} {
+		if err := os.WriteFile(f, []byte("pem"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := "version: '3'\nserver:\n  command: php w.php\nhttp:\n  address: 127.0.0.1:8080\n" +
+		"  ssl:\n    address: 127.0.0.1:8892\n    redirect: true\n    cert: " + cert + "\n    key: " + key + "\n    root_ca: root.crt\n" +
+		"  http2:\n    h2c: true\n    max_concurrent_streams: 128\n"
+	c, ignored, err := ParseRoadRunner([]byte(src), ".rr.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Server
+	if s.TLS.Address != "127.0.0.1:8892" || s.TLS.Cert != cert || s.TLS.Key != key || !s.TLS.Redirect {
+		t.Errorf("tls: %+v", s.TLS)
+	}
+	if !s.HTTP2.H2C || s.HTTP2.MaxConcurrentStreams != 128 {
+		t.Errorf("http2: %+v", s.HTTP2)
+	}
+	// Client certificates are not checked by Ferry: said, not dropped.
+	if got := strings.Join(ignored, ", "); got != "http.ssl.root_ca" {
+		t.Errorf("ignored: %s", got)
+	}
+	// ssl without an address listens on :443, as RoadRunner does.
+	c, _, err = ParseRoadRunner([]byte("version: '3'\nserver:\n  command: php w.php\nhttp:\n  ssl:\n    cert: "+cert+"\n    key: "+key+"\n"), ".rr.yaml")
+	if err != nil || c.Server.TLS.Address != ":443" {
+		t.Errorf("default ssl address: %v %q", err, c.Server.TLS.Address)
+	}
+	if _, _, err := ParseRoadRunner([]byte("version: '3'\nserver:\n  command: php w.php\nhttp:\n  http2:\n    h2c: maybe\n"), ".rr.yaml"); err == nil || !strings.Contains(err.Error(), "true or false") {
+		t.Errorf("h2c: maybe: %v", err)
+	}
+}
