@@ -3,6 +3,7 @@ package pool
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
 )
@@ -175,6 +176,10 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 
 // deliver hands each answer to the job waiting for it.
 func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) {
+	if len(batch) == 0 {
+		return
+	}
+	now := time.Now()
 	for i, f := range batch {
 		j := owner[i]
 		switch {
@@ -184,7 +189,7 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) 
 			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
 		case streams != nil:
 			n := f.Options[0]
-			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Stream: streams[i]}
+			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Stream: streams[i], Timing: w.timeJob(j, now)}
 			if w.rrStopped(res) {
 				j.ch <- result{err: errUnsent}
 				continue
@@ -192,7 +197,8 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) 
 			j.ch <- result{res: res}
 		default:
 			n := f.Options[0]
-			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}}
+			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Timing: w.timeJob(j, now)}}
 		}
 	}
+	w.lastAnswer = now
 }

@@ -14,7 +14,7 @@ import (
 // Shutdown does not cancel jobs it has accepted, it drains them.
 func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 	j := jobs.Get().(*job)
-	j.ctx, j.body = jobCtx, body
+	j.ctx, j.body, j.start = jobCtx, body, time.Now()
 	r := p.run(ctx, j)
 	// Nothing refers to j any more: it left every job table before its result
 	// was sent, and the watchdog only looks at jobs inside those tables.

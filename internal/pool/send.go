@@ -161,10 +161,11 @@ func (w *Worker) encodeLocked() []byte {
 	rr := w.pool.opt.RoadRunner
 	track := (w.pool.opt.ExecTTL > 0 || rr) && seq // RoadRunner answers are matched by this order
 	n := len(w.pending)
+	now := time.Now()
 	if seq {
 		n = min(n, max(w.pool.batchLimit()-w.sent, 1))
 		if w.sent == 0 && n > 0 {
-			w.runFrom = time.Now()
+			w.runFrom = now
 		}
 	}
 	for _, j := range w.pending[:n] {
@@ -174,6 +175,7 @@ func (w *Worker) encodeLocked() []byte {
 			buf = frame.Append(buf, frame.CodecRaw, 0, []uint32{uint32(len(j.ctx)), j.id}, j.ctx, j.body)
 		}
 		j.sent = true
+		j.wrote = now
 		j.written.Store(true)
 		size := frame.Size(2, len(j.ctx)+len(j.body))
 		w.held -= size
