@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -39,14 +40,26 @@ func serve(args []string) error {
 	}
 	start := time.Now()
 	procs := setProcs(cfg.Server.MaxProcs)
+	o, err := newOps(cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer o.close()
 	popt := poolOptions(cfg, log)
+	o.poolOptions(&popt)
 	p, err := pool.New(popt)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	srv := httpServer(cfg.Server, gateway.New(p, gopt), log)
-	admin, err := startAdmin(cfg.Admin.Socket, p, log)
+	o.wrap(srv)
+	err = o.started(p)
+	var admin *http.Server
+	if err == nil {
+		admin, err = startAdmin(cfg.Admin.Socket, p, o)
+	}
 	if err != nil {
 		p.Shutdown(context.Background())
 		ln.Close()
@@ -73,6 +86,7 @@ func serve(args []string) error {
 				}()
 				continue
 			}
+			o.drain()
 			budget := cfg.Server.WriteTimeout + cfg.Pool.DestroyTimeout
 			log.Info("shutting down: draining accepted requests", "signal", s.String(), "budget", budget)
 			ctx, cancel := context.WithTimeout(context.Background(), budget)

@@ -43,6 +43,7 @@ type conn struct {
 	linger              atomic.Bool // set when the server answered before reading the whole request
 	head                headCheck
 	gone                clientGone // the running request's job context
+	timing              timing     // the running request's job timing (timing.go)
 }
 
 func unixNano(t time.Time) int64 {

@@ -57,8 +57,11 @@ func (w *Worker) readLoop() {
 		if w.conn.Buffered() > 0 && len(batch) < w.pool.opt.Pipeline {
 			continue // more of this batch has arrived; a worker holds at most Pipeline jobs
 		}
-		owner = w.settle(batch, owner[:0])
-		w.deliver(batch, owner, streams)
+		// One clock read per batch, shared by the batching estimate and the
+		// jobs' timings.
+		now := time.Now()
+		owner = w.settle(batch, owner[:0], now)
+		w.deliver(batch, owner, streams, now)
 		w.answeredBatch(len(batch))
 		clear(batch)
 		batch = batch[:0]
@@ -66,8 +69,9 @@ func (w *Worker) readLoop() {
 		streams = streams[:0]
 	}
 	w.pool.lost(w, w.answered+len(batch) > 0)
-	owner = w.settle(batch, owner[:0]) // answers read before the failure
-	w.deliver(batch, owner, streams)
+	now := time.Now()
+	owner = w.settle(batch, owner[:0], now) // answers read before the failure
+	w.deliver(batch, owner, streams, now)
 	w.answeredBatch(len(batch))
 	w.mu.Lock()
 	held := w.inflight
@@ -119,7 +123,7 @@ func (w *Worker) answeredBatch(n int) {
 // A sequential worker that has answered all it was sent is free now, while
 // the jobs held for busy workers wait for those to finish what they run, maybe
 // a slow job: it takes them over first, so they leave in this write.
-func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
+func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job {
 	w.mu.Lock()
 	for _, f := range batch {
 		id := f.Options[1]
@@ -138,7 +142,7 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 	if len(batch) > 0 && seq {
 		// Recorded after this worker's next write is decided: the jobs held
 		// meanwhile were sized by what the pool knew when they arrived.
-		defer w.pool.observeBatch(w.ranLocked(len(batch)), len(batch))
+		defer w.pool.observeBatch(w.ranLocked(len(batch), now), len(batch))
 	}
 	if len(batch) > 0 && w.sent == 0 && !w.dead && seq && w.pool.unsent.Load() > int64(w.unsent.Load()) {
 		w.mu.Unlock()
@@ -175,11 +179,10 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 }
 
 // deliver hands each answer to the job waiting for it.
-func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) {
+func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result, now time.Time) {
 	if len(batch) == 0 {
 		return
 	}
-	now := time.Now()
 	for i, f := range batch {
 		j := owner[i]
 		switch {

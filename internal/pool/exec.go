@@ -14,7 +14,7 @@ import (
 // Shutdown does not cancel jobs it has accepted, it drains them.
 func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 	j := jobs.Get().(*job)
-	j.ctx, j.body, j.start = jobCtx, body, time.Now()
+	j.ctx, j.body = jobCtx, body
 	r := p.run(ctx, j)
 	// Nothing refers to j any more: it left every job table before its result
 	// was sent, and the watchdog only looks at jobs inside those tables.
@@ -134,6 +134,7 @@ func (p *Pool) acquire(ctx context.Context, j *job, retry bool) (*Worker, error)
 	}
 	wt := waiters.Get().(*waiter)
 	wt.since, wt.j = time.Now(), j
+	j.start = wt.since
 	p.waitq = append(p.waitq, wt)
 	p.mu.Unlock()
 

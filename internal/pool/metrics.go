@@ -33,7 +33,11 @@ func (w *Worker) timeJob(j *job, now time.Time) Timing {
 	if !w.pool.opt.Concurrent && w.lastAnswer.After(from) {
 		from = w.lastAnswer
 	}
-	t := Timing{Wait: from.Sub(j.start), Run: now.Sub(from), PID: w.pid}
+	start := j.start
+	if start.IsZero() { // written as soon as it arrived: its clock was not read
+		start = j.wrote
+	}
+	t := Timing{Wait: from.Sub(start), Run: now.Sub(from), PID: w.pid}
 	if o := w.pool.opt.Observer; o != nil {
 		o.ObserveJob(t)
 	}
@@ -153,4 +157,18 @@ func reasonLabel(why string) string {
 		return ReasonReloadFail
 	}
 	return why
+}
+
+// Accepting counts the workers that take jobs now, for health checks: unlike
+// Workers it reads nothing from /proc.
+func (p *Pool) Accepting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, w := range p.workers {
+		if w.state.accepts() {
+			n++
+		}
+	}
+	return n
 }

@@ -23,6 +23,9 @@ func (w *Worker) submit(j *job) error {
 	}
 	w.queueLocked(j)
 	if !w.pool.opt.Concurrent && !w.prefetchLocked() {
+		if j.start.IsZero() { // held for a busy worker: its wait starts now
+			j.start = time.Now()
+		}
 		w.mu.Unlock()
 		return nil
 	}
@@ -161,10 +164,13 @@ func (w *Worker) encodeLocked() []byte {
 	rr := w.pool.opt.RoadRunner
 	track := (w.pool.opt.ExecTTL > 0 || rr) && seq // RoadRunner answers are matched by this order
 	n := len(w.pending)
-	now := time.Now()
 	if seq {
 		n = min(n, max(w.pool.batchLimit()-w.sent, 1))
-		if w.sent == 0 && n > 0 {
+	}
+	var now time.Time
+	if n > 0 {
+		now = time.Now()
+		if seq && w.sent == 0 {
 			w.runFrom = now
 		}
 	}
@@ -195,8 +201,7 @@ func (w *Worker) encodeLocked() []byte {
 // ranLocked returns how long a sequential worker took for the n answers that
 // just arrived, for observeBatch: it runs one job at a time, so a job starts
 // when it was written to an idle worker or when the answer before it arrived.
-func (w *Worker) ranLocked(n int) time.Duration {
-	now := time.Now()
+func (w *Worker) ranLocked(n int, now time.Time) time.Duration {
 	took := now.Sub(w.runFrom)
 	w.runFrom = now
 	if n == 0 {

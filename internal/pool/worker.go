@@ -39,7 +39,7 @@ type job struct {
 	body []byte
 	w    *Worker // the worker holding it; moves only under the pool's lock
 
-	start time.Time // Exec called
+	start time.Time // when it began to wait, if it did not go straight to a worker
 	wrote time.Time // written to the worker, under w.mu
 
 	// written mirrors sent for Exec's wait, which reads it without w.mu: a
