@@ -124,4 +124,3 @@ func reload(args []string) error {
 	fmt.Print(string(body))
 	return nil
 }
-

@@ -48,4 +48,3 @@ func leaksCmd(args []string) error {
 	_, err = fmt.Print(leaks.Text(fs))
 	return err
 }
-

@@ -58,7 +58,7 @@ type ServerConfig struct {
 	AccessLog         AccessLogConfig   `yaml:"access_log"`
 	RequestID         bool              `yaml:"request_id"`  // keep or make X-Request-Id, pass it to PHP, echo it
 	DrainDelay        time.Duration     `yaml:"drain_delay"` // /ready answers 503 this long before the listener closes
-	MaxProcs          int               `yaml:"max_procs"` // Go threads running at once; 0 = half the CPUs
+	MaxProcs          int               `yaml:"max_procs"`   // Go threads running at once; 0 = half the CPUs
 	Static            StaticConfig      `yaml:"static"`
 	Uploads           UploadsConfig     `yaml:"uploads"`
 	Compression       CompressionConfig `yaml:"compression"`

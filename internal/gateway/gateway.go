@@ -29,7 +29,7 @@ type Executor interface {
 
 // Options tune a Handler.
 type Options struct {
-	Debug          bool // error details in error bodies
+	Debug          bool  // error details in error bodies
 	MaxHeaders     int   // header lines per request; 431 beyond
 	MaxBodySize    int64 // 413 beyond
 	BodyBufferSize int64 // bodies above this are spooled to Uploads.Dir
