@@ -325,3 +325,39 @@ func TestNotifySocketNotInherited(t *testing.T) {
 		t.Errorf("the worker sees NOTIFY_SOCKET: %q", body)
 	}
 }
+
+// server.watch: changing a PHP file the workers loaded at boot reloads them,
+// and the next request sees the new code.
+func TestWatchReloadsOnChange(t *testing.T) {
+	app := t.TempDir()
+	wd, _ := os.Getwd()
+	os.WriteFile(filepath.Join(app, "answer.php"), []byte("<?php return 'first';"), 0o644)
+	os.WriteFile(filepath.Join(app, "worker.php"), []byte(`<?php
+require '`+wd+`/../../php/worker/autoload.php';
+$answer = require __DIR__ . '/answer.php';
+Ferry\Worker\Http\HttpWorker::create()->run(static fn ($r) => Ferry\Worker\Http\Response::text($answer));
+`), 0o644)
+	s := startFerry(t, `server:
+  address: "%ADDR%"
+  watch: ["`+app+`/**/*.php"]
+admin:
+  socket: "%ADMIN%"
+pool:
+  command: ["php", "`+app+`/worker.php"]
+  num_workers: 2
+`)
+	if _, body := get(t, s.url+"/"); body != "first" {
+		t.Fatalf("before the change: %q", body)
+	}
+	os.WriteFile(filepath.Join(app, "answer.php"), []byte("<?php return 'second';"), 0o644)
+	until(t, "the new answer", 15*time.Second, func() bool {
+		_, body := get(t, s.url+"/")
+		return body == "second"
+	})
+	s.logged(t, "files changed: reloading the workers")
+	// A file no glob names changes nothing.
+	os.WriteFile(filepath.Join(app, "notes.txt"), []byte("x"), 0o644)
+	if _, body := get(t, s.url+"/"); body != "second" {
+		t.Fatalf("after an unrelated change: %q", body)
+	}
+}

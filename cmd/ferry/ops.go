@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/ferry-php/ferry/internal/gateway"
 	"github.com/ferry-php/ferry/internal/observe"
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/ferry-php/ferry/internal/watch"
 	"github.com/valyala/fasthttp"
 )
 
@@ -28,6 +30,7 @@ type ops struct {
 	alog    *observe.AccessLog
 	notify  *observe.Notifier
 	tcp     []*http.Server
+	watch   *watch.Watcher
 	usr1    chan os.Signal
 }
 
@@ -91,6 +94,18 @@ func (o *ops) started(p *pool.Pool) error {
 		go srv.Serve(ln)
 		o.log.Info("admin listening", "address", ln.Addr().String())
 	}
+	if globs := o.cfg.Server.Watch; len(globs) > 0 {
+		w, err := watch.Start(globs, func() {
+			if err := p.Reload(context.Background()); err != nil {
+				o.log.Error("reload after a file change failed: the old workers go on", "error", err)
+			}
+		}, o.log)
+		if err != nil {
+			o.close()
+			return fmt.Errorf("server.watch: %w", err)
+		}
+		o.watch = w
+	}
 	if err := o.notify.Notify("READY=1\nSTATUS=serving"); err != nil {
 		o.log.Warn("sd_notify READY failed", "error", err)
 	}
@@ -134,6 +149,10 @@ func (o *ops) reopenLoop() {
 // every request is answered.
 func (o *ops) close() {
 	var errs []error
+	if o.watch != nil {
+		errs = append(errs, o.watch.Close())
+		o.watch = nil
+	}
 	for _, s := range o.tcp {
 		errs = append(errs, s.Close())
 	}

@@ -58,6 +58,7 @@ type ServerConfig struct {
 	AccessLog         AccessLogConfig   `yaml:"access_log"`
 	RequestID         bool              `yaml:"request_id"`  // keep or make X-Request-Id, pass it to PHP, echo it
 	DrainDelay        time.Duration     `yaml:"drain_delay"` // /ready answers 503 this long before the listener closes
+	Watch             []string          `yaml:"watch"`       // globs; a change to a matching file reloads the workers
 	MaxProcs          int               `yaml:"max_procs"`   // Go threads running at once; 0 = half the CPUs
 	Static            StaticConfig      `yaml:"static"`
 	Uploads           UploadsConfig     `yaml:"uploads"`
@@ -174,6 +175,7 @@ func Default() *Config {
 			BodyBufferSize:    1 * MiB,
 			AccessLog:         AccessLogConfig{Format: "json", Path: "stderr"},
 			RequestID:         true,
+			Watch:             []string{},
 			TrustedProxies:    []string{},
 			Static: StaticConfig{
 				Prefix: "/",

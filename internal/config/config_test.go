@@ -31,6 +31,7 @@ func TestDefaults(t *testing.T) {
 		{"server.access_log.path", d.Server.AccessLog.Path, "stderr"},
 		{"server.request_id", d.Server.RequestID, true},
 		{"server.drain_delay", d.Server.DrainDelay, time.Duration(0)},
+		{"server.watch", d.Server.Watch, []string{}},
 		{"admin.metrics_address", d.Admin.MetricsAddress, ""},
 		{"admin.health_address", d.Admin.HealthAddress, ""},
 		{"server.max_procs", d.Server.MaxProcs, 0},

@@ -1,6 +1,12 @@
 package config
 
-import "path/filepath"
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ferry-php/ferry/internal/watch"
+)
 
 var accessLogFormats = []string{"json", "combined"}
 
@@ -18,10 +24,29 @@ func (k *checker) observe(s *ServerConfig, a *AdminConfig) {
 		}
 	}
 	k.nonNegDur("server.drain_delay", s.DrainDelay)
+	for i, g := range s.Watch {
+		k.glob(fmt.Sprintf("server.watch[%d]", i), g)
+	}
 	if a.MetricsAddress != "" {
 		k.address("admin.metrics_address", a.MetricsAddress)
 	}
 	if a.HealthAddress != "" {
 		k.address("admin.health_address", a.HealthAddress)
 	}
+}
+
+// glob checks a server.watch pattern: each segment must be a valid
+// filepath.Match pattern or "**", and the directory it is rooted in must exist.
+func (k *checker) glob(path, g string) {
+	if g == "" {
+		k.err(path, "must not be empty")
+		return
+	}
+	for _, seg := range strings.Split(filepath.ToSlash(g), "/") {
+		if _, err := filepath.Match(seg, ""); err != nil && seg != "**" {
+			k.err(path, "%q: bad pattern segment %q", g, seg)
+			return
+		}
+	}
+	k.dir(path, watch.Root(filepath.ToSlash(filepath.Clean(g))))
 }

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Alternated A/B rounds of hello through two builds of ferry, for changes that
+# must not slow the fast path: scripts/ab_hello.sh <rev-A> <rev-B> [rounds] [seconds]
+# Prints requests/s per round and the median of each side.
+set -eu
+A=$1 B=$2 ROUNDS=${3:-6} SECS=${4:-8}
+ROOT=$(git rev-parse --show-toplevel)
+TMP=$(mktemp -d)
+trap 'kill $(cat "$TMP"/pid 2>/dev/null) 2>/dev/null || true; rm -rf "$TMP"' EXIT
+for side in A B; do
+	rev=$(eval echo \$$side)
+	git -C "$ROOT" worktree add -q --detach "$TMP/src$side" "$rev"
+	(cd "$TMP/src$side" && go build -o "$TMP/ferry$side" ./cmd/ferry)
+	git -C "$ROOT" worktree remove --force "$TMP/src$side"
+done
+cat > "$TMP/ferry.yaml" <<YAML
+server:
+  address: 127.0.0.1:18181
+admin:
+  socket: $TMP/admin.sock
+log:
+  level: warn
+pool:
+  command: php $ROOT/examples/hello/worker.php
+  num_workers: 2
+YAML
+round() {
+	"$TMP/ferry$1" serve -c "$TMP/ferry.yaml" 2>/dev/null &
+	echo $! > "$TMP/pid"
+	until curl -sf http://127.0.0.1:18181/ >/dev/null; do sleep 0.1; done
+	wrk -t2 -c50 -d1s http://127.0.0.1:18181/ >/dev/null # warm-up
+	wrk -t2 -c50 -d"$SECS"s http://127.0.0.1:18181/ | awk '/Requests\/sec/ {print $2}'
+	kill "$(cat "$TMP/pid")"; wait "$(cat "$TMP/pid")" 2>/dev/null || true
+}
+for i in $(seq "$ROUNDS"); do
+	for side in A B; do
+		r=$(round $side)
+		echo "$side $r"
+		echo "$r" >> "$TMP/$side"
+	done
+done
+for side in A B; do
+	printf '%s median ' "$side"
+	sort -n "$TMP/$side" | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f req/s (min %.0f, max %.0f)\n", m, a[1], a[NR]}'
+done
