@@ -3,7 +3,8 @@
 # must not slow the fast path: scripts/ab_hello.sh <rev-A> <rev-B> [rounds] [seconds]
 # Prints requests/s and the server's own CPU per request (ferry's process,
 # not PHP's, from /proc) per round, and the medians of each side.
-# SERVER_YAML adds keys under server: for both sides (e.g. "  request_id: false").
+# SERVER_YAML adds keys under server: for both sides, SERVER_YAML_A and
+# SERVER_YAML_B for one (e.g. SERVER_YAML_B="  request_id: false" with A=B=HEAD).
 set -eu
 A=$1 B=$2 ROUNDS=${3:-6} SECS=${4:-8}
 ROOT=$(git rev-parse --show-toplevel)
@@ -11,14 +12,17 @@ TMP=$(mktemp -d)
 trap 'kill $(cat "$TMP"/pid 2>/dev/null) 2>/dev/null || true; rm -rf "$TMP"' EXIT
 for side in A B; do
 	rev=$(eval echo \$$side)
-	git -C "$ROOT" worktree add -q --detach "$TMP/src$side" "$rev"
+	mkdir "$TMP/src$side"
+	git -C "$ROOT" archive "$rev" | tar -x -C "$TMP/src$side"
 	(cd "$TMP/src$side" && go build -o "$TMP/ferry$side" ./cmd/ferry)
-	git -C "$ROOT" worktree remove --force "$TMP/src$side"
 done
-cat > "$TMP/ferry.yaml" <<YAML
+for side in A B; do
+	extra=$(eval echo "\"\${SERVER_YAML_$side:-}\"")
+	cat > "$TMP/ferry$side.yaml" <<YAML
 server:
   address: 127.0.0.1:18181
 ${SERVER_YAML:-}
+$extra
 admin:
   socket: $TMP/admin.sock
 log:
@@ -27,8 +31,9 @@ pool:
   command: php $ROOT/examples/hello/worker.php
   num_workers: 2
 YAML
+done
 round() {
-	"$TMP/ferry$1" serve -c "$TMP/ferry.yaml" 2>/dev/null &
+	"$TMP/ferry$1" serve -c "$TMP/ferry$1.yaml" 2>/dev/null &
 	echo $! > "$TMP/pid"
 	until curl -sf http://127.0.0.1:18181/ >/dev/null; do sleep 0.1; done
 	wrk -t2 -c50 -d1s http://127.0.0.1:18181/ >/dev/null # warm-up

@@ -52,8 +52,8 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	if f.ids != nil {
 		// Read back rather than kept from before: the handler may edit the
 		// request's headers, which moves their bytes.
-		id = ctx.Request.Header.Peek(RequestIDHeader)
-		ctx.Response.Header.SetBytesV(RequestIDHeader, id)
+		id = ctx.Request.Header.PeekBytes(requestIDKey)
+		ctx.Response.Header.SetCanonical(requestIDKey, id)
 	}
 	d := time.Since(start)
 	// A streamed body (a file answer, a static file) declares its length;
@@ -80,15 +80,19 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 // requestID leaves a valid X-Request-Id on the request, the client's or a new
 // one, so that PHP sees it either way.
 func (f *Front) requestID(ctx *fasthttp.RequestCtx) {
-	if validRequestID(ctx.Request.Header.Peek(RequestIDHeader)) {
+	if validRequestID(ctx.Request.Header.PeekBytes(requestIDKey)) {
 		return
 	}
 	// fasthttp copies the value, but the compiler cannot see it: a buffer
 	// on the stack would move to the heap on every request.
 	bp := idBufs.Get().(*[]byte)
 	*bp = f.ids.next((*bp)[:0])
-	ctx.Request.Header.SetBytesV(RequestIDHeader, *bp)
+	ctx.Request.Header.SetCanonical(requestIDKey, *bp)
 	idBufs.Put(bp)
 }
+
+// requestIDKey is RequestIDHeader as fasthttp normalizes it, so that setting
+// it skips the normalizing.
+var requestIDKey = []byte("X-Request-Id")
 
 var idBufs = sync.Pool{New: func() any { b := make([]byte, 0, 40); return &b }}
