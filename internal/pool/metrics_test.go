@@ -70,3 +70,15 @@ func TestStatsOutliveWorkers(t *testing.T) {
 		t.Errorf("worker %s not listed as retired for max_jobs after 3 jobs: %+v", first, s.Retired)
 	}
 }
+
+// A worker the exec_ttl watchdog kills is counted as such, not as a crash.
+func TestExecTTLKillIsItsOwnReason(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, ExecTTL: 200 * time.Millisecond})
+	if _, err := p.Exec(context.Background(), nil, []byte("sleep:5000")); err != ErrExecTimeout {
+		t.Fatalf("err %v, want ErrExecTimeout", err)
+	}
+	waitFor(t, func() bool { return p.Stats().Restarts[ReasonExecTTL] == 1 }, "the kill counted under exec_ttl")
+	if n := p.Stats().Restarts[ReasonCrash]; n != 0 {
+		t.Errorf("%d crashes counted for an exec_ttl kill", n)
+	}
+}
