@@ -58,9 +58,11 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	d := time.Since(start)
 	// A streamed body (a file answer, a static file) declares its length;
 	// Body() would read it.
-	out := int64(len(ctx.Response.Body()))
+	var out int64
 	if ctx.Response.IsBodyStream() {
 		out = max(int64(ctx.Response.Header.ContentLength()), 0)
+	} else {
+		out = int64(len(ctx.Response.Body()))
 	}
 	if ctx.IsHead() {
 		out = 0

@@ -3,11 +3,13 @@ package observe
 import (
 	"encoding/json"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/valyala/fasthttp"
 )
 
@@ -76,6 +78,28 @@ func TestAccessLogLinesHoldHostileInput(t *testing.T) {
 	}
 	if !strings.HasPrefix(c, `10.1.2.3 - - [`) || !strings.HasSuffix(c, `" rid-1 0.001500 0.001000 0.000250 77`+"\n") {
 		t.Errorf("combined line: %q", c)
+	}
+}
+
+// A file answer is a body stream that fasthttp sends with sendfile after the
+// handler: counting its bytes must not read it into memory.
+func TestFrontLeavesBodyStreamsUnread(t *testing.T) {
+	f, err := os.Open("observe_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	m := NewMetrics()
+	h := NewFront(func(ctx *fasthttp.RequestCtx) { ctx.SetBodyStream(f, int(st.Size())) },
+		FrontOptions{Metrics: m, RequestIDs: true})
+	ctx := request(t, "/", "")
+	h(ctx)
+	if !ctx.Response.IsBodyStream() {
+		t.Fatal("the body stream was read into memory")
+	}
+	ctx.Response.Reset() // closes f
+	if got := testutil.ToFloat64(m.out); got != float64(st.Size()) {
+		t.Errorf("response bytes %v, want the declared %d", got, st.Size())
 	}
 }
 
