@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ferry-php/ferry/internal/pool"
@@ -19,7 +17,7 @@ import (
 
 // The admin API is HTTP on a unix socket with mode 0600: only the user running
 // ferry (or root) can reload it or list its workers.
-func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, error) {
+func startAdmin(path string, p *pool.Pool, o *ops) (*http.Server, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -39,6 +37,10 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(p.Workers())
 	})
+	mux.HandleFunc("GET /workers/retired", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(p.Stats().Retired)
+	})
 	mux.HandleFunc("POST /reload", func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		if err := p.Reload(r.Context()); err != nil {
@@ -51,29 +53,7 @@ func startAdmin(path string, p *pool.Pool, log *slog.Logger) (*http.Server, erro
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(p.Leaks().List())
 	})
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		ready := 0
-		for _, i := range p.Workers() {
-			if i.State == "ready" || i.State == "working" {
-				ready++
-			}
-		}
-		if ready == 0 {
-			http.Error(w, "no ready worker", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintf(w, "ok: %d workers ready\n", ready)
-	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		writeMetrics(w, p.Workers(), p.Queued())
-		limit, per := p.BatchLimit()
-		// How the pool sizes its batches to sequential workers (docs/config.md, pool.pipeline).
-		fmt.Fprintln(w, "# TYPE ferry_batch_limit gauge")
-		fmt.Fprintf(w, "ferry_batch_limit %d\n", limit)
-		fmt.Fprintln(w, "# TYPE ferry_job_seconds_estimate gauge")
-		fmt.Fprintf(w, "ferry_job_seconds_estimate %g\n", per.Seconds())
-		writeLeakMetrics(w, p.Leaks())
-	})
+	o.register(mux)
 	// Profiling stays on the private socket: `curl --unix-socket ferry.sock http://f/debug/pprof/profile`.
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -104,34 +84,6 @@ func removeStaleSocket(path string) error {
 		return fmt.Errorf("admin socket %s is in use: is another ferry running here?", path)
 	}
 	return os.Remove(path)
-}
-
-func writeMetrics(w io.Writer, ws []pool.Info, queued int) {
-	states := map[string]int{}
-	var jobs, writes, rss uint64
-	inflight := 0
-	for _, i := range ws {
-		states[i.State]++
-		jobs += i.Jobs
-		writes += i.Writes
-		rss += i.RSS
-		inflight += i.InFlight
-	}
-	fmt.Fprintln(w, "# TYPE ferry_jobs_queued gauge")
-	fmt.Fprintf(w, "ferry_jobs_queued %d\n", queued)
-	fmt.Fprintln(w, "# TYPE ferry_jobs_in_flight gauge")
-	fmt.Fprintf(w, "ferry_jobs_in_flight %d\n", inflight)
-	fmt.Fprintln(w, "# TYPE ferry_workers gauge")
-	for _, s := range []string{"starting", "ready", "working", "retiring", "stopping"} {
-		fmt.Fprintf(w, "ferry_workers{state=%q} %d\n", s, states[s])
-	}
-	fmt.Fprintln(w, "# TYPE ferry_worker_jobs gauge")
-	fmt.Fprintf(w, "ferry_worker_jobs %d\n", jobs)
-	// Jobs per write shows how well pipelining batches: 1 means no batching.
-	fmt.Fprintln(w, "# TYPE ferry_worker_relay_writes gauge")
-	fmt.Fprintf(w, "ferry_worker_relay_writes %d\n", writes)
-	fmt.Fprintln(w, "# TYPE ferry_worker_rss_bytes gauge")
-	fmt.Fprintf(w, "ferry_worker_rss_bytes %d\n", rss)
 }
 
 func adminClient(args []string, name string) (*http.Client, error) {
@@ -171,27 +123,4 @@ func reload(args []string) error {
 	}
 	fmt.Print(string(body))
 	return nil
-}
-
-func workers(args []string) error {
-	c, err := adminClient(args, "workers")
-	if err != nil {
-		return err
-	}
-	resp, err := c.Get("http://ferry/workers")
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var ws []pool.Info
-	if err := json.NewDecoder(resp.Body).Decode(&ws); err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PID\tSTATE\tJOBS\tIN FLIGHT\tRSS\tUPTIME")
-	for _, w := range ws {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.1f MiB\t%s\n", w.PID, w.State, w.Jobs, w.InFlight,
-			float64(w.RSS)/(1<<20), time.Since(w.Started).Round(time.Second))
-	}
-	return tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,8 +308,15 @@ func TestReloadDuringRequestsLosesNone(t *testing.T) {
 		t.Fatalf("%d of %d requests failed during reload", failed.Load(), done.Load())
 	}
 	table, err := exec.Command(ferryBin, "workers", "-c", s.cfg).CombinedOutput()
-	if err != nil || !strings.Contains(string(table), "PID") || strings.Contains(string(table), before+" ") {
-		t.Fatalf("ferry workers after reload: %v\n%s (old pid %s)", err, table, before)
+	live, retired, _ := strings.Cut(string(table), "RETIRED")
+	if err != nil || !strings.Contains(live, "CPU%") || strings.Contains(live, before+" ") ||
+		!regexp.MustCompile(`(?m)^`+before+` +reload +\d+ `).MatchString(retired) {
+		t.Fatalf("ferry workers after reload: %v\n%s (old pid %s: retired for reload)", err, table, before)
+	}
+	js, err := exec.Command(ferryBin, "workers", "-c", s.cfg, "--json").Output()
+	var l workerList
+	if err != nil || json.Unmarshal(js, &l) != nil || len(l.Workers) != 2 || l.Workers[0].RSS == 0 || len(l.Retired) < 2 {
+		t.Fatalf("ferry workers --json: %v\n%s", err, js)
 	}
 }
 

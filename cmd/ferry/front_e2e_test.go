@@ -206,7 +206,7 @@ func TestAdminSocket(t *testing.T) {
 		t.Fatalf("/health: %q", h)
 	}
 	m := s.adminGet(t, "/metrics")
-	for _, want := range []string{`ferry_workers{state="ready"} 2`, "ferry_jobs_queued 0", "ferry_worker_rss_bytes "} {
+	for _, want := range []string{`ferry_workers{state="ready"} 2`, "ferry_jobs_queued 0", "\nferry_workers_rss_bytes "} {
 		if !strings.Contains(m, want) {
 			t.Fatalf("/metrics lacks %q:\n%s", want, m)
 		}

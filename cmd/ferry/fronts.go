@@ -53,15 +53,18 @@ func openFronts(cfg *config.Config, ln net.Listener, log *slog.Logger) (*fronts,
 }
 
 // serve starts the net/http servers; an error from one ends ferry serve.
-func (f *fronts) serve(cfg *config.Config, h *gateway.Handler, plain *fasthttp.Server, errc chan<- error) {
+// The net/http stacks call the plain server's handler as it is now, with
+// whatever wraps the gateway (request ids, metrics, the access log).
+func (f *fronts) serve(cfg *config.Config, plain *fasthttp.Server, errc chan<- error) {
 	s := &cfg.Server
 	limits := serverLimits(*s, f.log)
+	next := plain.Handler
 	if s.TLS.Redirect {
 		plain.Handler = gateway.RedirectTLS(f.stdLns[0].Addr().String())
 	}
 	for i, ln := range f.stdLns {
 		isTLS := f.certs != nil && i == 0
-		srv := h.StdServer(limits, s.HTTP2.MaxConcurrentStreams, isTLS, f.log)
+		srv := gateway.StdServer(next, limits, s.HTTP2.MaxConcurrentStreams, isTLS, f.log)
 		f.std = append(f.std, srv)
 		ln = gateway.LimitListener(ln, s.MaxConnections)
 		go func() {

@@ -125,7 +125,7 @@ func echoReq(t *testing.T, c *http.Client, req *http.Request) (*http.Response, p
 }
 
 func TestHTTPSServesHTTP2AndHTTP1ToTheSameWorkers(t *testing.T) {
-	ts := startTLSFerry(t, "")
+	ts := startTLSFerry(t, "  request_id: true\n")
 
 	// HTTP/2 by ALPN, with a body of unknown length (DATA frames, no
 	// content-length) and the cookie header split in two fields.
@@ -147,6 +147,10 @@ func TestHTTPSServesHTTP2AndHTTP1ToTheSameWorkers(t *testing.T) {
 	}
 	if !strings.HasPrefix(e.Remote, "127.0.0.1:") || !strings.HasPrefix(e.Host, "127.0.0.1:") {
 		t.Errorf("remote %q host %q", e.Remote, e.Host)
+	}
+	// What wraps the front (request ids, metrics, access log) wraps HTTP/2 too.
+	if id := resp.Header.Get("X-Request-Id"); id == "" || len(e.Headers["X-Request-Id"]) != 1 || e.Headers["X-Request-Id"][0] != id {
+		t.Errorf("request id: echoed %q, PHP saw %v", id, e.Headers["X-Request-Id"])
 	}
 
 	// HTTP/1.1 over TLS, and multi-value headers and cookies on the way back.

@@ -48,16 +48,3 @@ func leaksCmd(args []string) error {
 	_, err = fmt.Print(leaks.Text(fs))
 	return err
 }
-
-// writeLeakMetrics counts the distinct findings by kind.
-func writeLeakMetrics(w io.Writer, s *leaks.Store) {
-	kinds, dropped := s.Kinds()
-	fmt.Fprintln(w, "# TYPE ferry_leak_findings_total counter")
-	for _, k := range kinds {
-		fmt.Fprintf(w, "ferry_leak_findings_total{kind=%q} %d\n", k.Kind, k.Count)
-	}
-	if dropped > 0 {
-		fmt.Fprintln(w, "# TYPE ferry_leak_findings_dropped_total counter")
-		fmt.Fprintf(w, "ferry_leak_findings_dropped_total %d\n", dropped)
-	}
-}

@@ -24,8 +24,9 @@ import (
 // by nginx + php-fpm (Debian's nginx-light and php8.2-fpm, started here on free
 // ports) and by Ferry with ext/ferry: every answer must be the same status
 // line, headers and body. docs/legacy.md lists what is left out of the
-// comparison: the headers each server adds on its own (Date, Server) and the
-// framing (Content-Length or chunked, Connection), and the session id, random
+// comparison: the headers each server adds on its own (Date, Server,
+// X-Request-Id) and the framing (Content-Length or chunked, Connection), and
+// the session id, random
 // by nature, and nginx's missing reason phrase for codes it has none for.
 func TestLegacyAppMatchesNginxFPM(t *testing.T) {
 	so := extensionSO(t)
@@ -110,7 +111,7 @@ func legacyClient(t *testing.T) *http.Client {
 
 // The fields each server sets on its own, and the framing, which differs by
 // design (nginx chunks FastCGI answers, Ferry sends Content-Length).
-var legacySkipped = []string{"Date", "Server", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive"}
+var legacySkipped = []string{"Date", "Server", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "X-Request-Id"}
 
 var sessionID = regexp.MustCompile(`PHPSESSID=[a-z0-9,-]+`)
 

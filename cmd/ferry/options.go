@@ -147,7 +147,7 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 	}
 	u := s.Uploads
 	return gateway.Options{
-		Debug: s.Debug, AccessLog: s.AccessLog, Static: static, Logger: log, Compression: compression,
+		Debug: s.Debug, Static: static, Logger: log, Compression: compression,
 		MaxHeaders: s.MaxHeaders, MaxBodySize: int64(s.MaxBodySize), BodyBufferSize: int64(s.BodyBufferSize),
 		TrustedProxies: proxies, RoadRunner: rrCodec(c.Pool.Protocol),
 		Uploads: gateway.UploadLimits{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -45,15 +46,26 @@ func serve(args []string) error {
 	}
 	start := time.Now()
 	procs := setProcs(cfg.Server.MaxProcs)
+	o, err := newOps(cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer o.close()
 	popt := poolOptions(cfg, log)
+	o.poolOptions(&popt)
 	p, err := pool.New(popt)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	handler := gateway.New(p, gopt)
-	srv := httpServer(cfg.Server, handler, log)
-	admin, err := startAdmin(cfg.Admin.Socket, p, log)
+	srv := httpServer(cfg.Server, gateway.New(p, gopt), log)
+	o.wrap(srv)
+	err = o.started(p)
+	var admin *http.Server
+	if err == nil {
+		admin, err = startAdmin(cfg.Admin.Socket, p, o)
+	}
 	if err != nil {
 		p.Shutdown(context.Background())
 		ln.Close()
@@ -61,7 +73,7 @@ func serve(args []string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(fr.plain) }()
-	fr.serve(cfg, handler, srv, errc)
+	fr.serve(cfg, srv, errc)
 	log.Info("ferry serving", "url", "http://"+ln.Addr().String(), "workers", p.Size(),
 		"relay", cfg.Pool.Relay, "pipeline", popt.Pipeline, "startup", time.Since(start).Round(time.Millisecond),
 		"admin", cfg.Admin.Socket, "go_procs", procs, "version", version)
@@ -82,6 +94,7 @@ func serve(args []string) error {
 				}()
 				continue
 			}
+			o.drain()
 			budget := cfg.Server.WriteTimeout + cfg.Pool.DestroyTimeout
 			log.Info("shutting down: draining accepted requests", "signal", s.String(), "budget", budget)
 			ctx, cancel := context.WithTimeout(context.Background(), budget)

@@ -55,8 +55,11 @@ type ServerConfig struct {
 	BodyBufferSize    Size              `yaml:"body_buffer_size"` // bodies above this are spooled to a file
 	TrustedProxies    []string          `yaml:"trusted_proxies"`  // CIDRs whose X-Forwarded-* headers are believed
 	Debug             bool              `yaml:"debug"`
-	AccessLog         bool              `yaml:"access_log"`
-	MaxProcs          int               `yaml:"max_procs"` // Go threads running at once; 0 = half the CPUs
+	AccessLog         AccessLogConfig   `yaml:"access_log"`
+	RequestID         bool              `yaml:"request_id"`  // keep or make X-Request-Id, pass it to PHP, echo it
+	DrainDelay        time.Duration     `yaml:"drain_delay"` // /ready answers 503 this long before the listener closes
+	Watch             []string          `yaml:"watch"`       // globs; a change to a matching file reloads the workers
+	MaxProcs          int               `yaml:"max_procs"`   // Go threads running at once; 0 = half the CPUs
 	Static            StaticConfig      `yaml:"static"`
 	Uploads           UploadsConfig     `yaml:"uploads"`
 	Compression       CompressionConfig `yaml:"compression"`
@@ -149,9 +152,19 @@ type BackoffConfig struct {
 	Max time.Duration `yaml:"max"`
 }
 
-// AdminConfig is the local control socket.
+// AdminConfig is the local control socket, and the TCP addresses that
+// serve metrics and health checks to scrapers and load balancers.
 type AdminConfig struct {
-	Socket string `yaml:"socket"`
+	Socket         string `yaml:"socket"`
+	MetricsAddress string `yaml:"metrics_address"` // "": metrics only on the socket
+	HealthAddress  string `yaml:"health_address"`  // "": /health and /ready only on the socket
+}
+
+// AccessLogConfig writes a line per request (internal/observe/accesslog.go).
+type AccessLogConfig struct {
+	Enabled bool   `yaml:"enabled"`
+	Format  string `yaml:"format"` // json or combined
+	Path    string `yaml:"path"`   // a file, reopened on SIGUSR1, or stderr
 }
 
 // LogConfig is the server's own log.
@@ -176,6 +189,9 @@ func Default() *Config {
 			MaxHeaders:        100,
 			MaxConnections:    10000,
 			BodyBufferSize:    1 * MiB,
+			AccessLog:         AccessLogConfig{Format: "json", Path: "stderr"},
+			RequestID:         false,
+			Watch:             []string{},
 			TrustedProxies:    []string{},
 			Static: StaticConfig{
 				Prefix: "/",

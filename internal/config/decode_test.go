@@ -21,7 +21,7 @@ func TestUnknownKeys(t *testing.T) {
 		{"? 0\n\n 0", "ferry.yaml:1: \"0\\n0\": unknown key (known keys: server, pool, admin, log)"},
 		{"misc: {}\n", "ferry.yaml:1: misc: unknown key (known keys: server, pool, admin, log)"},
 		{"logging: {}\n", "ferry.yaml:1: logging: unknown key (did you mean log?)"},
-		{"admin:\n  zzz: 1\n", "ferry.yaml:2: admin.zzz: unknown key (known keys: socket)"},
+		{"admin:\n  zzz: 1\n", "ferry.yaml:2: admin.zzz: unknown key (known keys: socket, metrics_address, health_address)"},
 		{"log:\n  colour: true\n", "ferry.yaml:2: log.colour: unknown key (known keys: level, format, output)"},
 	}
 	for _, c := range cases {
@@ -53,7 +53,7 @@ func TestSuggest(t *testing.T) {
 func TestTypeErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{"server:\n  debug: yes\n", `ferry.yaml:2: server.debug: must be true or false, got "yes"`},
-		{"server:\n  access_log: [true]\n", `ferry.yaml:2: server.access_log: must be true or false, got a list`},
+		{"server:\n  request_id: [true]\n", `ferry.yaml:2: server.request_id: must be true or false, got a list`},
 		{"pool:\n  num_workers: four\n", `ferry.yaml:2: pool.num_workers: must be a whole number, got "four"`},
 		{"pool:\n  num_workers: 1.5\n", `ferry.yaml:2: pool.num_workers: must be a whole number, got "1.5"`},
 		{"pool:\n  max_jobs: 99999999999999999999999\n", `ferry.yaml:2: pool.max_jobs: must be a whole number, got "99999999999999999999999"`},

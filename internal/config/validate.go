@@ -118,6 +118,7 @@ func (c *Config) Validate() error {
 	k.server(&c.Server)
 	k.pool(&c.Pool, &c.Server)
 	k.admin(&c.Admin)
+	k.observe(&c.Server, &c.Admin)
 	k.log(&c.Log)
 	if len(k.errs) == 0 {
 		return nil

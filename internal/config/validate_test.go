@@ -38,6 +38,15 @@ func TestValidationErrors(t *testing.T) {
 		{"server:\n  tls:\n    address: \":8443\"\n    cert: " + file + "\n", `ferry.yaml:3: server.tls.key: must name a PEM file when server.tls.address is set`},
 		{"server:\n  address: \":8443\"\n  tls:\n    address: \":8443\"\n    cert: " + file + "\n    key: " + file + "\n", `ferry.yaml:4: server.tls.address: must differ from server.address, got ":8443" for both`},
 		{"server:\n  http2:\n    max_concurrent_streams: 0\n", "ferry.yaml:3: server.http2.max_concurrent_streams: must be >= 1, got 0"},
+		// observability
+		{"server:\n  access_log:\n    format: clf\n", `ferry.yaml:3: server.access_log.format: must be one of json, combined, got "clf"`},
+		{"server:\n  access_log:\n    enabled: true\n    path: /definitely/not/here/access.log\n", `ferry.yaml:4: server.access_log.path: directory "/definitely/not/here": no such file or directory`},
+		{"server:\n  access_log:\n    path: \"\"\n", "ferry.yaml:3: server.access_log.path: must be stderr or a file path"},
+		{"server:\n  drain_delay: -1s\n", "ferry.yaml:2: server.drain_delay: must be >= 0, got -1s"},
+		{"server:\n  watch: [\"src/[a.php\"]\n", `ferry.yaml:2: server.watch[0]: "src/[a.php": bad pattern segment "[a.php"`},
+		{"server:\n  watch: [\"/definitely/not/here/**/*.php\"]\n", `ferry.yaml:2: server.watch[0]: directory "/definitely/not/here": no such file or directory`},
+		{"admin:\n  metrics_address: 9090\n", `ferry.yaml:2: admin.metrics_address: must be host:port (e.g. "127.0.0.1:8080" or ":8080"), got "9090"`},
+		{"admin:\n  health_address: \"localhost:x\"\n", `ferry.yaml:2: admin.health_address: port must be a number from 0 to 65535, got "x"`},
 		// pool
 		{"pool:\n  command: []\n", `ferry.yaml:2: pool.command: must not be empty (e.g. ["php", "worker.php"])`},
 		{"pool:\n  command: \"  \"\n", `ferry.yaml:2: pool.command: must not be empty (e.g. ["php", "worker.php"])`},

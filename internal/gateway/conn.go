@@ -44,6 +44,7 @@ type conn struct {
 	head                headCheck
 	gone                clientGone // the running request's job context
 	pre                 []byte     // first bytes SplitH2C read to sort the connection
+	timing              timing     // the running request's job timing (timing.go)
 }
 
 func unixNano(t time.Time) int64 {

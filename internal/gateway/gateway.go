@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"time"
 
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
@@ -30,8 +29,7 @@ type Executor interface {
 
 // Options tune a Handler.
 type Options struct {
-	Debug          bool // error details in error bodies
-	AccessLog      bool
+	Debug          bool  // error details in error bodies
 	MaxHeaders     int   // header lines per request; 431 beyond
 	MaxBodySize    int64 // 413 beyond
 	BodyBufferSize int64 // bodies above this are spooled to Uploads.Dir
@@ -49,8 +47,6 @@ type Handler struct {
 	opt  Options
 	log  *slog.Logger
 	gz   *compressor
-	// stdWriteTimeout is write_timeout for the net/http stacks (StdServer).
-	stdWriteTimeout time.Duration
 }
 
 // New returns a Handler sending jobs to exec.
@@ -83,14 +79,6 @@ var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // Serve is the fasthttp request handler.
 func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
-	if h.opt.AccessLog {
-		start := time.Now()
-		defer func() {
-			h.log.Info("access", "method", string(ctx.Method()), "uri", string(ctx.RequestURI()),
-				"status", ctx.Response.StatusCode(), "bytes", ctx.Response.Header.ContentLength(),
-				"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
-		}()
-	}
 	if r := checkRequest(ctx, h.opt.MaxHeaders); r != nil {
 		h.reject(ctx, r.status, r.msg)
 		return
@@ -158,6 +146,7 @@ func (h *Handler) execute(ctx *fasthttp.RequestCtx, bp *[]byte, jobCtx, data []b
 	gone := jobContext(ctx.Conn())
 	res, err := h.exec.Exec(gone, jobCtx, data)
 	gone.release()
+	keepTiming(ctx, res.Timing)
 	if cap(jobCtx) <= 64<<10 {
 		*bp = jobCtx[:0]
 		bufs.Put(bp)

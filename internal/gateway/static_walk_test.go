@@ -1,18 +1,16 @@
 package gateway
 
 import (
-	"bytes"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/observe"
 	"github.com/valyala/fasthttp"
 )
 
@@ -90,32 +88,19 @@ func TestStaticClosesEveryFile(t *testing.T) {
 	})
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// With the access log on, responses are the same. Only static files are
-// requested: the Handler has no pool to fall through to.
+// With the access log and the request ids on, responses are the same. Only
+// static files are requested: the Handler has no pool to fall through to.
 func TestStaticWithAccessLog(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "f.txt")
 	tree(t, root, map[string]string{"f.txt": "first", "f.txt.gz": "gz bytes"})
-	var logged lockedBuffer
-	h := New(nil, Options{AccessLog: true, Static: &Static{Dir: root, Prefix: "/"}, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
-	addr := listenStatic(t, h.Serve)
+	logPath := filepath.Join(t.TempDir(), "access.log")
+	alog, err := observe.OpenAccessLog(observe.FormatCombined, logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(nil, Options{Static: &Static{Dir: root, Prefix: "/"}})
+	addr := listenStatic(t, observe.NewFront(h.Serve, observe.FrontOptions{AccessLog: alog, RequestIDs: true, Metrics: observe.NewMetrics(), Timing: JobTiming}))
 	wantFile(t, fetch(t, addr, "GET", "/f.txt"), "first", "first")
 	if err := os.WriteFile(p, []byte("second, longer than the first"), 0o644); err != nil {
 		t.Fatal(err)
@@ -129,8 +114,10 @@ func TestStaticWithAccessLog(t *testing.T) {
 	if r := fetch(t, addr, "HEAD", "/f.txt"); r.Header.ContentLength() != 29 || r.StatusCode() != 200 {
 		t.Errorf("HEAD: %d Content-Length %d", r.StatusCode(), r.Header.ContentLength())
 	}
-	if !strings.Contains(logged.String(), "status=206") {
-		t.Errorf("access log lacks the range request:\n%s", logged.String())
+	alog.Close()
+	logged, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(logged), `"GET /f.txt HTTP/1.1" 206 6 `) {
+		t.Errorf("access log lacks the range request:\n%s", logged)
 	}
 }
 

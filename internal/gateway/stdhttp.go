@@ -13,13 +13,18 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// ServeHTTP serves a request that net/http read: HTTP/2 (TLS or h2c) and
+// stdHandler serves the requests net/http reads: HTTP/2 (TLS or h2c) and
 // HTTP/1.1 over TLS. fasthttp has no HTTP/2, so these stacks hand each request
-// to the same Serve as the plain HTTP/1.1 front, through a RequestCtx that
-// holds the request: the request encoding, limits, static files, error
-// mapping and answer checks exist once, and the HTTP/1.1 fast path pays
-// nothing for the other stacks.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// to the same handler as the plain HTTP/1.1 front (Serve, and whatever wraps
+// it), through a RequestCtx that holds the request: the request encoding,
+// limits, static files, error mapping, answer checks, request ids and metrics
+// exist once, and the HTTP/1.1 fast path pays nothing for the other stacks.
+type stdHandler struct {
+	next         fasthttp.RequestHandler
+	writeTimeout time.Duration
+}
+
+func (h *stdHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := stdConns.Get().(*stdConn)
 	c.reset(r)
 	ctx := stdCtxs.Get().(*fasthttp.RequestCtx)
@@ -29,7 +34,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx.Init2(c, nil, false)
 	}
 	copyRequest(&ctx.Request, r)
-	h.Serve(ctx)
+	h.next(ctx)
 	h.writeStd(w, r, ctx)
 	ctx.Request.Reset()
 	ctx.Response.Reset()
@@ -89,7 +94,7 @@ func stdProto(r *http.Request) string {
 }
 
 // writeStd sends the answer Serve left in ctx.Response.
-func (h *Handler) writeStd(w http.ResponseWriter, r *http.Request, ctx *fasthttp.RequestCtx) {
+func (h *stdHandler) writeStd(w http.ResponseWriter, r *http.Request, ctx *fasthttp.RequestCtx) {
 	resp := &ctx.Response
 	hdr := w.Header()
 	resp.Header.VisitAll(func(k, v []byte) {

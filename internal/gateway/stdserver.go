@@ -6,13 +6,16 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // StdServer returns the net/http server for the stacks fasthttp lacks:
 // HTTPS (HTTP/1.1 and HTTP/2 by ALPN; serve it with ServeTLS) or, with tls
 // false, HTTP/2 without TLS for the connections SplitH2C sets apart. Both
-// send every request through ServeHTTP, under the front's limits.
-func (h *Handler) StdServer(l ServerLimits, streams int, tls bool, log *slog.Logger) *http.Server {
+// send every request to next, the plain front's handler, under the front's
+// limits.
+func StdServer(next fasthttp.RequestHandler, l ServerLimits, streams int, tls bool, log *slog.Logger) *http.Server {
 	idle := l.IdleTimeout
 	if idle == 0 {
 		idle = l.ReadTimeout
@@ -24,9 +27,8 @@ func (h *Handler) StdServer(l ServerLimits, streams int, tls bool, log *slog.Log
 	} else {
 		protos.SetUnencryptedHTTP2(true)
 	}
-	h.stdWriteTimeout = l.WriteTimeout
 	return &http.Server{
-		Handler:           h,
+		Handler:           &stdHandler{next: next, writeTimeout: l.WriteTimeout},
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		// net/http's ReadTimeout runs from the connection's start: the
 		// header's time and then the body's, as on the HTTP/1.1 front.
@@ -88,8 +90,8 @@ func (c *countedConn) Close() error {
 
 // setWriteDeadline bounds writing one answer, as write_timeout does on the
 // HTTP/1.1 front: net/http's own WriteTimeout would also count PHP's time.
-func (h *Handler) setWriteDeadline(w http.ResponseWriter) {
-	if h.stdWriteTimeout > 0 {
-		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.stdWriteTimeout))
+func (h *stdHandler) setWriteDeadline(w http.ResponseWriter) {
+	if h.writeTimeout > 0 {
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.writeTimeout))
 	}
 }

@@ -3,6 +3,7 @@ package pool
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
 )
@@ -56,8 +57,11 @@ func (w *Worker) readLoop() {
 		if w.conn.Buffered() > 0 && len(batch) < w.pool.opt.Pipeline {
 			continue // more of this batch has arrived; a worker holds at most Pipeline jobs
 		}
-		owner = w.settle(batch, owner[:0])
-		w.deliver(batch, owner, streams)
+		// One clock read per batch, shared by the batching estimate and the
+		// jobs' timings.
+		now := time.Now()
+		owner = w.settle(batch, owner[:0], now)
+		w.deliver(batch, owner, streams, now)
 		w.answeredBatch(len(batch))
 		clear(batch)
 		batch = batch[:0]
@@ -65,8 +69,9 @@ func (w *Worker) readLoop() {
 		streams = streams[:0]
 	}
 	w.pool.lost(w, w.answered+len(batch) > 0)
-	owner = w.settle(batch, owner[:0]) // answers read before the failure
-	w.deliver(batch, owner, streams)
+	now := time.Now()
+	owner = w.settle(batch, owner[:0], now) // answers read before the failure
+	w.deliver(batch, owner, streams, now)
 	w.answeredBatch(len(batch))
 	w.mu.Lock()
 	held := w.inflight
@@ -118,7 +123,7 @@ func (w *Worker) answeredBatch(n int) {
 // A sequential worker that has answered all it was sent is free now, while
 // the jobs held for busy workers wait for those to finish what they run, maybe
 // a slow job: it takes them over first, so they leave in this write.
-func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
+func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job {
 	w.mu.Lock()
 	for _, f := range batch {
 		id := f.Options[1]
@@ -137,7 +142,7 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 	if len(batch) > 0 && seq {
 		// Recorded after this worker's next write is decided: the jobs held
 		// meanwhile were sized by what the pool knew when they arrived.
-		defer w.pool.observeBatch(w.ranLocked(len(batch)), len(batch))
+		defer w.pool.observeBatch(w.ranLocked(len(batch), now), len(batch))
 	}
 	if len(batch) > 0 && w.sent == 0 && !w.dead && seq && w.pool.unsent.Load() > int64(w.unsent.Load()) {
 		w.mu.Unlock()
@@ -174,7 +179,10 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 }
 
 // deliver hands each answer to the job waiting for it.
-func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) {
+func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result, now time.Time) {
+	if len(batch) == 0 {
+		return
+	}
 	for i, f := range batch {
 		j := owner[i]
 		switch {
@@ -184,7 +192,7 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) 
 			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
 		case streams != nil:
 			n := f.Options[0]
-			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Stream: streams[i]}
+			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Stream: streams[i], Timing: w.timeJob(j, now)}
 			if w.rrStopped(res) {
 				j.ch <- result{err: errUnsent}
 				continue
@@ -192,7 +200,8 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) 
 			j.ch <- result{res: res}
 		default:
 			n := f.Options[0]
-			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}}
+			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Timing: w.timeJob(j, now)}}
 		}
 	}
+	w.lastAnswer = now
 }

@@ -134,6 +134,7 @@ func (p *Pool) acquire(ctx context.Context, j *job, retry bool) (*Worker, error)
 	}
 	wt := waiters.Get().(*waiter)
 	wt.since, wt.j = time.Now(), j
+	j.start = wt.since
 	p.waitq = append(p.waitq, wt)
 	p.mu.Unlock()
 

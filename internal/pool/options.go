@@ -29,6 +29,7 @@ type Options struct {
 	BackoffMin      time.Duration
 	BackoffMax      time.Duration
 	Logger          *slog.Logger
+	Observer        Observer // told every answered job's timing; nil: none
 
 	// RoadRunner: the workers speak RoadRunner's side of the protocol (rr.go):
 	// job frames carry JobFlags and [ctxLen], answers come back in order

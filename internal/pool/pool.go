@@ -36,6 +36,7 @@ type Pool struct {
 	live      sync.WaitGroup
 	stopOnce  sync.Once
 	reloads   reloads
+	history   history // counters and retired workers, for metrics
 
 	kick    chan struct{}
 	drained chan struct{} // closed when the workers start stopping
@@ -125,6 +126,7 @@ func (p *Pool) boot(w *Worker) error {
 	if err != nil {
 		p.setState(w, Errored)
 		p.removeLocked(w)
+		p.endLocked(w, ReasonBootFailed)
 		p.failedStartLocked()
 		p.live.Done()
 		return err
@@ -197,6 +199,7 @@ func (p *Pool) retireLocked(w *Worker, why string) {
 		return
 	}
 	p.log.Info("retiring worker", "pid", w.pid, "reason", why, "jobs", w.dispatched)
+	w.reason = reasonLabel(why)
 	p.setState(w, Retiring)
 	if w.load == 0 {
 		p.setState(w, Stopping)
@@ -229,12 +232,23 @@ func (p *Pool) lost(w *Worker, answered bool) {
 func (p *Pool) gone(w *Worker, cause error, held int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	reason := w.reason
 	if w.state == Stopping {
 		p.setState(w, Stopped)
 		p.log.Info("worker stopped", "pid", w.pid, "jobs", w.done.Load())
 	} else {
 		p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, w.out.died())
+		reason = ReasonCrash
+		w.mu.Lock()
+		if w.expired {
+			reason = ReasonExecTTL
+		}
+		w.mu.Unlock()
 	}
+	if reason == "" {
+		reason = ReasonShutdown
+	}
+	p.endLocked(w, reason)
 	p.removeLocked(w)
 	p.live.Done()
 	p.poke()

@@ -23,6 +23,9 @@ func (w *Worker) submit(j *job) error {
 	}
 	w.queueLocked(j)
 	if !w.pool.opt.Concurrent && !w.prefetchLocked() {
+		if j.start.IsZero() { // held for a busy worker: its wait starts now
+			j.start = time.Now()
+		}
 		w.mu.Unlock()
 		return nil
 	}
@@ -163,8 +166,12 @@ func (w *Worker) encodeLocked() []byte {
 	n := len(w.pending)
 	if seq {
 		n = min(n, max(w.pool.batchLimit()-w.sent, 1))
-		if w.sent == 0 && n > 0 {
-			w.runFrom = time.Now()
+	}
+	var now time.Time
+	if n > 0 {
+		now = time.Now()
+		if seq && w.sent == 0 {
+			w.runFrom = now
 		}
 	}
 	for _, j := range w.pending[:n] {
@@ -174,6 +181,7 @@ func (w *Worker) encodeLocked() []byte {
 			buf = frame.Append(buf, frame.CodecRaw, 0, []uint32{uint32(len(j.ctx)), j.id}, j.ctx, j.body)
 		}
 		j.sent = true
+		j.wrote = now
 		j.written.Store(true)
 		size := frame.Size(2, len(j.ctx)+len(j.body))
 		w.held -= size
@@ -193,8 +201,7 @@ func (w *Worker) encodeLocked() []byte {
 // ranLocked returns how long a sequential worker took for the n answers that
 // just arrived, for observeBatch: it runs one job at a time, so a job starts
 // when it was written to an idle worker or when the answer before it arrived.
-func (w *Worker) ranLocked(n int) time.Duration {
-	now := time.Now()
+func (w *Worker) ranLocked(n int, now time.Time) time.Duration {
 	took := now.Sub(w.runFrom)
 	w.runFrom = now
 	if n == 0 {

@@ -112,7 +112,9 @@ type Info struct {
 	Writes   uint64 // relay writes that carried them (and control frames)
 	InFlight int
 	RSS      uint64
+	CPU      float64 // seconds of CPU used, user and system
 	Started  time.Time
+	Reason   string `json:",omitempty"` // why a retiring worker is retiring
 }
 
 // Workers lists the live workers.
@@ -120,11 +122,12 @@ func (p *Pool) Workers() []Info {
 	p.mu.Lock()
 	out := make([]Info, 0, len(p.workers))
 	for _, w := range p.workers {
-		out = append(out, Info{PID: w.pid, State: w.state.String(), Jobs: w.done.Load(), Writes: w.writes.Load(), InFlight: w.load, Started: w.created})
+		out = append(out, Info{PID: w.pid, State: w.state.String(), Jobs: w.done.Load(), Writes: w.writes.Load(), InFlight: w.load, Started: w.created, Reason: w.reason})
 	}
 	p.mu.Unlock()
 	for i := range out { // the pids were read under p.mu: a starting worker sets its own
 		out[i].RSS = rss(out[i].PID)
+		out[i].CPU = cpuSeconds(out[i].PID)
 	}
 	return out
 }

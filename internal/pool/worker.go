@@ -24,6 +24,7 @@ type Result struct {
 	// Stream holds the chunks a RoadRunner worker streamed before this,
 	// its final frame, in order (see rr.go).
 	Stream []Result
+	Timing Timing
 }
 
 type result struct {
@@ -37,6 +38,9 @@ type job struct {
 	ctx  []byte // frame content, the caller's, read when the job is written
 	body []byte
 	w    *Worker // the worker holding it; moves only under the pool's lock
+
+	start time.Time // when it began to wait, if it did not go straight to a worker
+	wrote time.Time // written to the worker, under w.mu
 
 	// written mirrors sent for Exec's wait, which reads it without w.mu: a
 	// job already written cannot be withdrawn, so its caller need not watch
@@ -76,6 +80,7 @@ type Worker struct {
 	writes     atomic.Uint64 // relay writes; done/writes is the batching achieved
 	idleMark   int           // dispatched when idleSince was last reset
 	idleSince  time.Time
+	reason     string // why it was retired (a Reason constant)
 
 	mu       sync.Mutex
 	inflight map[uint32]*job // jobs held, sent or not, by id
@@ -96,7 +101,8 @@ type Worker struct {
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
 
 	// Owned by readLoop.
-	answered int // answers received, errors included
+	answered   int       // answers received, errors included
+	lastAnswer time.Time // when the latest batch of answers arrived
 
 	// exec_ttl watchdog state: the job it last saw running on a sequential
 	// worker and when it first saw it.

@@ -50,6 +50,8 @@ $worker->run(static function (Request $r) use (&$counter): Response {
             $status = function_exists('opcache_get_status') ? opcache_get_status(false) : false;
             $pre = function_exists('ferry_test_preloaded') ? ferry_test_preloaded() : 'not preloaded';
             return Response::text(($status !== false && $status['opcache_enabled'] ? 'opcache on' : 'opcache off') . ", $pre");
+        case '/env':
+            return Response::text((string)getenv((string)($r->query()['name'] ?? '')));
         case '/pid':
             return Response::text((string)getmypid());
         case '/stdout':
