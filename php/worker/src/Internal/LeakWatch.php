@@ -42,8 +42,11 @@ final class LeakWatch
     /** Code is loaded as routes are first used, long after warm-up: only steady growth counts. */
     private const LOADED = ['classes|declared classes' => 1, 'functions|declared functions' => 1];
     private const LOADED_RISES = 20;
-    /** Declared functions are counted at one check in this many (see LeakSnapshot::take()). */
-    private const FUNCTIONS_EVERY = 16;
+    /**
+     * Declared classes and functions are listed when a file was included since the last
+     * listing, and otherwise at one check in this many: only eval() declares without one.
+     */
+    private const CODE_EVERY = 16;
     private const MAX_FINDINGS = 100;
     private const STRICT = ['ini' => 1, 'timezone' => 1, 'locale' => 1, 'cwd' => 1, 'umask' => 1, 'output_buffer' => 1];
     private const HANDLERS = ['error_handler' => 1, 'exception_handler' => 1];
@@ -52,7 +55,7 @@ final class LeakWatch
     private static array $watched = [];
 
     private int $requests = 0;
-    /** @var list<string> the contexts of the requests since the previous check */
+    /** @var array<int, string> the contexts of the requests since the previous check: a ring of WINDOW slots */
     private array $window = [];
     /** requests since the previous check; the window keeps the last WINDOW of them */
     private int $since = 0;
@@ -75,6 +78,10 @@ final class LeakWatch
     private array $reported = [];
     private int $findings = 0;
     private int $checks = 0;
+    /** files included at the last listing of declared code */
+    private int $included = -1;
+    /** @var resource|null /proc/self/fd, kept open from the baseline on */
+    private $fdDir = null;
 
     public function __construct(
         private readonly Worker $worker,
@@ -122,6 +129,8 @@ final class LeakWatch
         $n = ++$this->requests;
         if ($n <= $this->warmup) {
             if ($n === $this->warmup) {
+                // Before the baseline, so that its own descriptor is in every count alike.
+                $this->fdDir = @opendir('/proc/self/fd') ?: null;
                 $this->base = $this->snapshot();
                 $this->prev = clone $this->base;
                 // Every counter exists from here on: filling them in later would show up as
@@ -136,16 +145,25 @@ final class LeakWatch
 
             return;
         }
-        // Bounded: every context kept would be memory that grows between two checks.
-        $this->since++;
-        $this->window[] = $job->payload->context;
-        if (\count($this->window) > self::WINDOW) {
-            array_shift($this->window);
-        }
+        // A ring, bounded: every context kept would be memory that grows between two checks.
+        $this->window[$this->since++ % self::WINDOW] = $job->payload->context;
         $phase = ($n - $this->warmup) % $this->every;
         if ($phase === 0 || $phase === 1) {
             $this->check($n);
         }
+    }
+
+    /** @return list<string> the window's contexts, oldest first */
+    private function ordered(): array
+    {
+        $window = $this->window;
+        if ($this->since > self::WINDOW) {
+            // The ring's next slot holds its oldest entry.
+            $at = $this->since % self::WINDOW;
+            $window = [...\array_slice($window, $at), ...\array_slice($window, 0, $at)];
+        }
+
+        return array_values($window);
     }
 
     private function snapshot(): LeakSnapshot
@@ -169,14 +187,20 @@ final class LeakWatch
             }
         }
 
-        return LeakSnapshot::take($this->statics, $watched, $this->checks++ % self::FUNCTIONS_EVERY === 0);
+        $included = \count(get_included_files());
+        $code = $this->checks++ % self::CODE_EVERY === 0 || $included !== $this->included;
+        if ($code) {
+            $this->included = $included;
+        }
+
+        return LeakSnapshot::take($this->statics, $watched, $code, $this->fdDir);
     }
 
     private function check(int $n): void
     {
         $now = $this->snapshot();
-        $window = $this->window;
         $since = $this->since;
+        $window = $this->ordered();
         $this->window = [];
         $this->since = 0;
         $suspects = null;
