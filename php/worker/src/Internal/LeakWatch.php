@@ -48,6 +48,8 @@ final class LeakWatch
      */
     private const CODE_EVERY = 16;
     private const MAX_FINDINGS = 100;
+    /** Fewest requests between two replays (pool.leak_watch_every may be as low as 1). */
+    private const REPLAY_GAP = 100;
     private const STRICT = ['ini' => 1, 'timezone' => 1, 'locale' => 1, 'cwd' => 1, 'umask' => 1, 'output_buffer' => 1];
     private const HANDLERS = ['error_handler' => 1, 'exception_handler' => 1];
 
@@ -82,11 +84,13 @@ final class LeakWatch
     private int $included = -1;
     /** @var resource|null /proc/self/fd, kept open from the baseline on */
     private $fdDir = null;
+    private int $replayedAt = 0;
 
     public function __construct(
         private readonly Worker $worker,
         public readonly int $every = self::DEFAULT_EVERY,
         public readonly int $warmup = self::DEFAULT_WARMUP,
+        private readonly ?LeakReplay $replay = null,
     ) {
         if ($every < 1 || $warmup < 1) {
             throw new \InvalidArgumentException("leak watch: every ($every) and warmup ($warmup) must be at least 1");
@@ -114,6 +118,7 @@ final class LeakWatch
             $worker,
             max(1, Environment::int('FERRY_LEAK_WATCH_EVERY', self::DEFAULT_EVERY)),
             max(1, Environment::int('FERRY_LEAK_WATCH_WARMUP', self::DEFAULT_WARMUP)),
+            LeakReplay::fromEnvironment($worker),
         );
     }
 
@@ -123,9 +128,19 @@ final class LeakWatch
         self::$watched[$name] = \is_object($value) && !$value instanceof \Closure ? \WeakReference::create($value) : $value;
     }
 
+    /** Worker::run() hands its handler over, for the replay check. */
+    public function serve(callable $handler, OutputCapture $capture): void
+    {
+        $this->replay?->serve($handler, $capture);
+    }
+
     /** Called once a job is answered and its terminate hooks have run. */
     public function finished(Job $job): void
     {
+        if ($this->replay?->running()) {
+            // A replayed request's own end: not one of the application's requests.
+            return;
+        }
         $n = ++$this->requests;
         if ($n <= $this->warmup) {
             if ($n === $this->warmup) {
@@ -148,8 +163,37 @@ final class LeakWatch
         // A ring, bounded: every context kept would be memory that grows between two checks.
         $this->window[$this->since++ % self::WINDOW] = $job->payload->context;
         $phase = ($n - $this->warmup) % $this->every;
+        if ($this->replay !== null) {
+            $this->replays($job, $phase === 0 && $n - $this->replayedAt >= self::REPLAY_GAP, $n);
+        }
         if ($phase === 0 || $phase === 1) {
             $this->check($n);
+        }
+    }
+
+    /**
+     * Records $job for the replay check if it is the first to a listed path, and when $due,
+     * replays the recorded ones. Before a check, never between the two of a pair: a replay
+     * is one more request, put in the window as one, so that what it changes itself is
+     * blamed on it.
+     */
+    private function replays(Job $job, bool $due, int $n): void
+    {
+        if ($this->replay->record($job)) {
+            $this->window[$this->since++ % self::WINDOW] = $job->payload->context;
+            $this->window[$this->since++ % self::WINDOW] = $job->payload->context;
+        }
+        if (!$due) {
+            return;
+        }
+        $this->replayedAt = $n;
+        // The requests that ran since the previous check, before this replay adds itself.
+        $suspects = LeakReport::suspects($this->ordered(), $this->since);
+        foreach ($this->replay->contexts() as $context) {
+            $this->window[$this->since++ % self::WINDOW] = $context;
+        }
+        foreach ($this->replay->replay() as $path => $difference) {
+            $this->report("replay|GET $path", "GET $path answers differently when replayed after other requests: $difference; first seen after {who}", $suspects);
         }
     }
 
