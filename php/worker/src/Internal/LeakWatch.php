@@ -13,10 +13,11 @@ use Ferry\Worker\Worker;
  * @internal Leak watch (FERRY_LEAK_WATCH=1): finds the state one request leaves to the next.
  *
  * After the warm-up requests it takes a baseline snapshot (LeakSnapshot), then a snapshot
- * after every Nth request and after the one that follows it: that pair shows exactly what
- * one request changed, so most findings name their request; the other checks compare with
- * the baseline and name the requests since the previous check. Each finding is sent once
- * to the server as a CONTROL frame {"leak": {...}} (docs/protocol.md).
+ * after every Nth request and, when that one saw something not yet reported grow or change,
+ * after the one that follows it: that pair shows exactly what one request changed, so most
+ * findings name their request; the other checks compare with the baseline and name the
+ * requests since the previous check. A clean app thus pays for one check per N requests.
+ * Each finding is sent once to the server as a CONTROL frame {"leak": {...}} (docs/protocol.md).
  *
  * What counts as a finding, per kind of subject:
  *  - process settings (ini, timezone, locale, cwd, umask, output buffers) differ from
@@ -53,9 +54,6 @@ final class LeakWatch
     private const STRICT = ['ini' => 1, 'timezone' => 1, 'locale' => 1, 'cwd' => 1, 'umask' => 1, 'output_buffer' => 1];
     private const HANDLERS = ['error_handler' => 1, 'exception_handler' => 1];
 
-    /** @var array<string, object|array<mixed>> Worker::watch() registrations (objects as WeakReference) */
-    private static array $watched = [];
-
     private int $requests = 0;
     /** @var array<int, string> the contexts of the requests since the previous check: a ring of WINDOW slots */
     private array $window = [];
@@ -80,6 +78,10 @@ final class LeakWatch
     private array $reported = [];
     private int $findings = 0;
     private int $checks = 0;
+    /** whether the last check saw a subject not yet reported grow or change */
+    private bool $stirred = true;
+    /** the most memory seen at a check */
+    private int $memoryHigh = 0;
     /** files included at the last listing of declared code */
     private int $included = -1;
     /** @var resource|null /proc/self/fd, kept open from the baseline on */
@@ -125,7 +127,7 @@ final class LeakWatch
     /** @param object|array<mixed> $value see Worker::watch() */
     public static function watch(string $name, object|array $value): void
     {
-        self::$watched[$name] = \is_object($value) && !$value instanceof \Closure ? \WeakReference::create($value) : $value;
+        LeakWatched::add($name, $value);
     }
 
     /** Worker::run() hands its handler over, for the replay check. */
@@ -166,7 +168,7 @@ final class LeakWatch
         if ($this->replay !== null) {
             $this->replays($job, $phase === 0 && $n - $this->replayedAt >= self::REPLAY_GAP, $n);
         }
-        if ($phase === 0 || $phase === 1) {
+        if ($phase === 0 || ($phase === 1 && $this->stirred)) {
             $this->check($n);
         }
     }
@@ -212,32 +214,13 @@ final class LeakWatch
 
     private function snapshot(): LeakSnapshot
     {
-        $watched = [];
-        foreach (self::$watched as $name => $value) {
-            if ($value instanceof \WeakReference) {
-                $value = $value->get();
-            } elseif ($value instanceof \Closure) {
-                try {
-                    $value = $value();
-                } catch (\Throwable $e) {
-                    Worker::log("leak watch: the value watched as \"$name\" could not be read, no longer watched: " . Worker::describe($e));
-                    $value = null;
-                }
-            }
-            if (\is_object($value) || \is_array($value)) {
-                $watched[] = [$name, $value];
-            } else {
-                unset(self::$watched[$name]);
-            }
-        }
-
         $included = \count(get_included_files());
         $code = $this->checks++ % self::CODE_EVERY === 0 || $included !== $this->included;
         if ($code) {
             $this->included = $included;
         }
 
-        return LeakSnapshot::take($this->statics, $watched, $code, $this->fdDir);
+        return LeakSnapshot::take($this->statics, LeakWatched::resolve(), $code, $this->fdDir);
     }
 
     private function check(int $n): void
@@ -248,6 +231,7 @@ final class LeakWatch
         $this->window = [];
         $this->since = 0;
         $suspects = null;
+        $this->stirred = false;
         $blame = function (string $key) use (&$suspects, $window, $since): void {
             $known = $this->culprits[$key] ?? null;
             if ($known === null || (!$known['exact'] && $since === 1)) {
@@ -266,6 +250,12 @@ final class LeakWatch
         if (!isset($this->reported['memory|memory'])) {
             $before = $this->prev->sizes['memory|memory'];
             if ($memory > $before && $grown === [] && !$changed) {
+                if ($memory > $this->memoryHigh) {
+                    // Memory wanders within a band from check to check: only a new high
+                    // asks for the next request's check.
+                    $this->memoryHigh = $memory;
+                    $this->stirred = true;
+                }
                 $blame('memory|memory');
                 if (++$this->rises['memory|memory'] >= self::MEMORY_RISES) {
                     [$from, $since] = $this->origin['memory|memory'];
@@ -325,6 +315,7 @@ final class LeakWatch
                 continue;
             }
             if ($size > $before) {
+                $this->stirred = true;
                 $blame($key);
                 if (++$this->rises[$key] >= (isset(self::LOADED[$key]) ? self::LOADED_RISES : self::RISES)) {
                     [$from, $since] = $this->origin[$key];
@@ -364,6 +355,7 @@ final class LeakWatch
                 continue;
             }
             if ($value !== $before && !isset($grown[$key])) {
+                $this->stirred = true;
                 $blame($key);
             }
             if ($kind === 'shared' && ($at = strrpos($key, '->')) !== false) {
