@@ -112,7 +112,7 @@ type PoolConfig struct {
 	RespawnBackoff  BackoffConfig     `yaml:"respawn_backoff"`
 	// Leak watch (development, CI): workers report the state requests leave behind.
 	LeakWatch       bool `yaml:"leak_watch"`
-	LeakWatchEvery  int  `yaml:"leak_watch_every"`  // check after every Nth request and the one after it
+	LeakWatchEvery  int  `yaml:"leak_watch_every"`  // check after every Nth request (and the next, when something moved)
 	LeakWatchWarmup int  `yaml:"leak_watch_warmup"` // requests served before the baseline snapshot
 	// GET paths each worker replays after warm-up and again later, comparing the bodies.
 	LeakWatchReplay []string `yaml:"leak_watch_replay"`
