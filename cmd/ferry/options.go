@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -119,6 +120,10 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 	if p.LeakWatch {
 		env = append(env, "FERRY_LEAK_WATCH=1", "FERRY_LEAK_WATCH_EVERY="+strconv.Itoa(p.LeakWatchEvery),
 			"FERRY_LEAK_WATCH_WARMUP="+strconv.Itoa(p.LeakWatchWarmup))
+		if len(p.LeakWatchReplay) > 0 {
+			paths, _ := json.Marshal(p.LeakWatchReplay) // a []string always encodes
+			env = append(env, "FERRY_LEAK_WATCH_REPLAY="+string(paths))
+		}
 	}
 	return pool.Options{
 		RoadRunner: p.RoadRunner(), JobFlags: rrJobFlags(p.Protocol),

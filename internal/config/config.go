@@ -131,8 +131,10 @@ type PoolConfig struct {
 	RespawnBackoff  BackoffConfig     `yaml:"respawn_backoff"`
 	// Leak watch (development, CI): workers report the state requests leave behind.
 	LeakWatch       bool `yaml:"leak_watch"`
-	LeakWatchEvery  int  `yaml:"leak_watch_every"`  // check after every Nth request and the one after it
+	LeakWatchEvery  int  `yaml:"leak_watch_every"`  // check after every Nth request (and the next, when something moved)
 	LeakWatchWarmup int  `yaml:"leak_watch_warmup"` // requests served before the baseline snapshot
+	// GET paths each worker replays after warm-up and again later, comparing the bodies.
+	LeakWatchReplay []string `yaml:"leak_watch_replay"`
 }
 
 // PHPConfig becomes -d flags on the php command line; see Config.PHPArgs.
@@ -227,6 +229,7 @@ func Default() *Config {
 			RespawnBackoff:  BackoffConfig{Min: 100 * time.Millisecond, Max: 5 * time.Second},
 			LeakWatchEvery:  250,
 			LeakWatchWarmup: 10,
+			LeakWatchReplay: []string{},
 		},
 		Admin: AdminConfig{Socket: "ferry.sock"},
 		Log:   LogConfig{Level: "info", Format: "text", Output: "stderr"},

@@ -19,8 +19,10 @@ const (
 	maxConcurrency    = 100_000
 	maxQueueSize      = 1 << 20
 	maxLeakWatchCount = 1_000_000
-	maxFrameSizeLimit = Size(1<<32 - 1) // Goridge v3 payload length is a uint32
-	minFrameSize      = 1 * KiB
+	// Each replayed path costs a worker one extra request per check.
+	maxLeakWatchReplay = 32
+	maxFrameSizeLimit  = Size(1<<32 - 1) // Goridge v3 payload length is a uint32
+	minFrameSize       = 1 * KiB
 	// sun_path is 108 bytes on Linux including the terminating NUL.
 	maxSocketPath = 107
 )
@@ -248,6 +250,15 @@ func (k *checker) pool(p *PoolConfig, s *ServerConfig) {
 	k.intRange("pool.max_concurrency", p.MaxConcurrency, 1, maxConcurrency)
 	k.intRange("pool.leak_watch_every", p.LeakWatchEvery, 1, maxLeakWatchCount)
 	k.intRange("pool.leak_watch_warmup", p.LeakWatchWarmup, 1, maxLeakWatchCount)
+	if len(p.LeakWatchReplay) > maxLeakWatchReplay {
+		k.err("pool.leak_watch_replay", "at most %d paths, got %d", maxLeakWatchReplay, len(p.LeakWatchReplay))
+	}
+	for i, path := range p.LeakWatchReplay {
+		// A path as the worker sees it (the request target without its query), matched exactly.
+		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?# \t\r\n") {
+			k.err(fmt.Sprintf("pool.leak_watch_replay[%d]", i), "must be a path starting with / (no query, no spaces), got %q", path)
+		}
+	}
 	switch {
 	case p.MaxFrameSize < minFrameSize:
 		k.err("pool.max_frame_size", "must be >= 1KiB, got %s", p.MaxFrameSize)

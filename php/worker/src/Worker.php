@@ -238,6 +238,7 @@ final class Worker
             return;
         }
         $capture = $this->capture;
+        $this->leaks?->serve($handler, $capture);
         while (true) {
             while (($frame = $this->nextJob()) !== null) {
                 $job = $this->prepare($frame, $capture);

@@ -29,8 +29,10 @@ final class LeakSnapshot
 
     /**
      * @param list<array{string, object|array<mixed>}> $watched what Worker::watch() names, resolved
+     * @param bool $code whether to list the declared classes and functions (see LeakWatch::snapshot())
+     * @param resource|null $fds /proc/self/fd, opened once: rewinding it costs half of opening it
      */
-    public static function take(LeakStatics $statics, array $watched, bool $functions = true): self
+    public static function take(LeakStatics $statics, array $watched, bool $code = true, $fds = null): self
     {
         $s = new self();
         // Cyclic garbage waiting for the collector is not a leak; without this, memory
@@ -50,11 +52,18 @@ final class LeakSnapshot
         $s->values['exception_handler|exception handler'] = self::callable($handler);
         // Compared whole, and by key only when it differs (LeakWatch): hundreds of keys.
         $s->ini = ini_get_all(null, false);
-        $fds = @scandir('/proc/self/fd');
-        if ($fds !== false) {
-            $s->sizes['fd|open fds'] = \count($fds) - 2;
+        if (\is_resource($fds)) {
+            rewinddir($fds);
+            // Not "." and "..". The handle's own descriptor counts, as scandir()'s would.
+            $n = -2;
+            while (readdir($fds) !== false) {
+                $n++;
+            }
+            $s->sizes['fd|open fds'] = $n;
+        } elseif (($list = @scandir('/proc/self/fd')) !== false) {
+            $s->sizes['fd|open fds'] = \count($list) - 2;
         }
-        if ($functions) {
+        if ($code) {
             // Lists every internal function too: the costliest reading, taken less often.
             $s->sizes['functions|declared functions'] = \count(get_defined_functions()['user']);
         }
@@ -67,7 +76,7 @@ final class LeakSnapshot
             $s->read("global|\$$name", $value);
         }
         $s->sizes['global|globals'] = \count($keys);
-        foreach ($statics->read() as $name => $value) {
+        foreach ($statics->read($code) as $name => $value) {
             $s->read("static|$name", $value);
         }
         $s->sizes['classes|declared classes'] = $statics->seen;

@@ -22,16 +22,20 @@ final class LeakStatics
     private array $properties = [];
 
     /**
+     * @param bool $list whether to look for classes declared since the last listing (listing
+     *                   them copies the whole list; the caller knows when none can be new)
      * @return iterable<string, mixed> "Class::$name" => value
      */
-    public function read(): iterable
+    public function read(bool $list = true): iterable
     {
-        $classes = get_declared_classes();
-        $count = \count($classes);
-        for ($i = $this->seen; $i < $count; $i++) {
-            $this->add($classes[$i]);
+        if ($list) {
+            $classes = get_declared_classes();
+            $count = \count($classes);
+            for ($i = $this->seen; $i < $count; $i++) {
+                $this->add($classes[$i]);
+            }
+            $this->seen = $count;
         }
-        $this->seen = $count;
         foreach ($this->properties as $name => $property) {
             if ($property->isInitialized()) {
                 yield $name => $property->getValue();

@@ -13,10 +13,11 @@ use Ferry\Worker\Worker;
  * @internal Leak watch (FERRY_LEAK_WATCH=1): finds the state one request leaves to the next.
  *
  * After the warm-up requests it takes a baseline snapshot (LeakSnapshot), then a snapshot
- * after every Nth request and after the one that follows it: that pair shows exactly what
- * one request changed, so most findings name their request; the other checks compare with
- * the baseline and name the requests since the previous check. Each finding is sent once
- * to the server as a CONTROL frame {"leak": {...}} (docs/protocol.md).
+ * after every Nth request and, when that one saw something not yet reported grow or change,
+ * after the one that follows it: that pair shows exactly what one request changed, so most
+ * findings name their request; the other checks compare with the baseline and name the
+ * requests since the previous check. A clean app thus pays for one check per N requests.
+ * Each finding is sent once to the server as a CONTROL frame {"leak": {...}} (docs/protocol.md).
  *
  * What counts as a finding, per kind of subject:
  *  - process settings (ini, timezone, locale, cwd, umask, output buffers) differ from
@@ -42,17 +43,19 @@ final class LeakWatch
     /** Code is loaded as routes are first used, long after warm-up: only steady growth counts. */
     private const LOADED = ['classes|declared classes' => 1, 'functions|declared functions' => 1];
     private const LOADED_RISES = 20;
-    /** Declared functions are counted at one check in this many (see LeakSnapshot::take()). */
-    private const FUNCTIONS_EVERY = 16;
+    /**
+     * Declared classes and functions are listed when a file was included since the last
+     * listing, and otherwise at one check in this many: only eval() declares without one.
+     */
+    private const CODE_EVERY = 16;
     private const MAX_FINDINGS = 100;
+    /** Fewest requests between two replays (pool.leak_watch_every may be as low as 1). */
+    private const REPLAY_GAP = 100;
     private const STRICT = ['ini' => 1, 'timezone' => 1, 'locale' => 1, 'cwd' => 1, 'umask' => 1, 'output_buffer' => 1];
     private const HANDLERS = ['error_handler' => 1, 'exception_handler' => 1];
 
-    /** @var array<string, object|array<mixed>> Worker::watch() registrations (objects as WeakReference) */
-    private static array $watched = [];
-
     private int $requests = 0;
-    /** @var list<string> the contexts of the requests since the previous check */
+    /** @var array<int, string> the contexts of the requests since the previous check: a ring of WINDOW slots */
     private array $window = [];
     /** requests since the previous check; the window keeps the last WINDOW of them */
     private int $since = 0;
@@ -75,11 +78,21 @@ final class LeakWatch
     private array $reported = [];
     private int $findings = 0;
     private int $checks = 0;
+    /** whether the last check saw a subject not yet reported grow or change */
+    private bool $stirred = true;
+    /** the most memory seen at a check */
+    private int $memoryHigh = 0;
+    /** files included at the last listing of declared code */
+    private int $included = -1;
+    /** @var resource|null /proc/self/fd, kept open from the baseline on */
+    private $fdDir = null;
+    private int $replayedAt = 0;
 
     public function __construct(
         private readonly Worker $worker,
         public readonly int $every = self::DEFAULT_EVERY,
         public readonly int $warmup = self::DEFAULT_WARMUP,
+        private readonly ?LeakReplay $replay = null,
     ) {
         if ($every < 1 || $warmup < 1) {
             throw new \InvalidArgumentException("leak watch: every ($every) and warmup ($warmup) must be at least 1");
@@ -107,21 +120,34 @@ final class LeakWatch
             $worker,
             max(1, Environment::int('FERRY_LEAK_WATCH_EVERY', self::DEFAULT_EVERY)),
             max(1, Environment::int('FERRY_LEAK_WATCH_WARMUP', self::DEFAULT_WARMUP)),
+            LeakReplay::fromEnvironment($worker),
         );
     }
 
     /** @param object|array<mixed> $value see Worker::watch() */
     public static function watch(string $name, object|array $value): void
     {
-        self::$watched[$name] = \is_object($value) && !$value instanceof \Closure ? \WeakReference::create($value) : $value;
+        LeakWatched::add($name, $value);
+    }
+
+    /** Worker::run() hands its handler over, for the replay check. */
+    public function serve(callable $handler, OutputCapture $capture): void
+    {
+        $this->replay?->serve($handler, $capture);
     }
 
     /** Called once a job is answered and its terminate hooks have run. */
     public function finished(Job $job): void
     {
+        if ($this->replay?->running()) {
+            // A replayed request's own end: not one of the application's requests.
+            return;
+        }
         $n = ++$this->requests;
         if ($n <= $this->warmup) {
             if ($n === $this->warmup) {
+                // Before the baseline, so that its own descriptor is in every count alike.
+                $this->fdDir = @opendir('/proc/self/fd') ?: null;
                 $this->base = $this->snapshot();
                 $this->prev = clone $this->base;
                 // Every counter exists from here on: filling them in later would show up as
@@ -136,50 +162,76 @@ final class LeakWatch
 
             return;
         }
-        // Bounded: every context kept would be memory that grows between two checks.
-        $this->since++;
-        $this->window[] = $job->payload->context;
-        if (\count($this->window) > self::WINDOW) {
-            array_shift($this->window);
-        }
+        // A ring, bounded: every context kept would be memory that grows between two checks.
+        $this->window[$this->since++ % self::WINDOW] = $job->payload->context;
         $phase = ($n - $this->warmup) % $this->every;
-        if ($phase === 0 || $phase === 1) {
+        if ($this->replay !== null) {
+            $this->replays($job, $phase === 0 && $n - $this->replayedAt >= self::REPLAY_GAP, $n);
+        }
+        if ($phase === 0 || ($phase === 1 && $this->stirred)) {
             $this->check($n);
         }
     }
 
-    private function snapshot(): LeakSnapshot
+    /**
+     * Records $job for the replay check if it is the first to a listed path, and when $due,
+     * replays the recorded ones. Before a check, never between the two of a pair: a replay
+     * is one more request, put in the window as one, so that what it changes itself is
+     * blamed on it.
+     */
+    private function replays(Job $job, bool $due, int $n): void
     {
-        $watched = [];
-        foreach (self::$watched as $name => $value) {
-            if ($value instanceof \WeakReference) {
-                $value = $value->get();
-            } elseif ($value instanceof \Closure) {
-                try {
-                    $value = $value();
-                } catch (\Throwable $e) {
-                    Worker::log("leak watch: the value watched as \"$name\" could not be read, no longer watched: " . Worker::describe($e));
-                    $value = null;
-                }
-            }
-            if (\is_object($value) || \is_array($value)) {
-                $watched[] = [$name, $value];
-            } else {
-                unset(self::$watched[$name]);
-            }
+        if ($this->replay->record($job)) {
+            $this->window[$this->since++ % self::WINDOW] = $job->payload->context;
+            $this->window[$this->since++ % self::WINDOW] = $job->payload->context;
+        }
+        if (!$due) {
+            return;
+        }
+        $this->replayedAt = $n;
+        // The requests that ran since the previous check, before this replay adds itself.
+        $suspects = LeakReport::suspects($this->ordered(), $this->since);
+        foreach ($this->replay->contexts() as $context) {
+            $this->window[$this->since++ % self::WINDOW] = $context;
+        }
+        foreach ($this->replay->replay() as $path => $difference) {
+            $this->report("replay|GET $path", "GET $path answers differently when replayed after other requests: $difference; first seen after {who}", $suspects);
+        }
+    }
+
+    /** @return list<string> the window's contexts, oldest first */
+    private function ordered(): array
+    {
+        $window = $this->window;
+        if ($this->since > self::WINDOW) {
+            // The ring's next slot holds its oldest entry.
+            $at = $this->since % self::WINDOW;
+            $window = [...\array_slice($window, $at), ...\array_slice($window, 0, $at)];
         }
 
-        return LeakSnapshot::take($this->statics, $watched, $this->checks++ % self::FUNCTIONS_EVERY === 0);
+        return array_values($window);
+    }
+
+    private function snapshot(): LeakSnapshot
+    {
+        $included = \count(get_included_files());
+        $code = $this->checks++ % self::CODE_EVERY === 0 || $included !== $this->included;
+        if ($code) {
+            $this->included = $included;
+        }
+
+        return LeakSnapshot::take($this->statics, LeakWatched::resolve(), $code, $this->fdDir);
     }
 
     private function check(int $n): void
     {
         $now = $this->snapshot();
-        $window = $this->window;
         $since = $this->since;
+        $window = $this->ordered();
         $this->window = [];
         $this->since = 0;
         $suspects = null;
+        $this->stirred = false;
         $blame = function (string $key) use (&$suspects, $window, $since): void {
             $known = $this->culprits[$key] ?? null;
             if ($known === null || (!$known['exact'] && $since === 1)) {
@@ -198,6 +250,12 @@ final class LeakWatch
         if (!isset($this->reported['memory|memory'])) {
             $before = $this->prev->sizes['memory|memory'];
             if ($memory > $before && $grown === [] && !$changed) {
+                if ($memory > $this->memoryHigh) {
+                    // Memory wanders within a band from check to check: only a new high
+                    // asks for the next request's check.
+                    $this->memoryHigh = $memory;
+                    $this->stirred = true;
+                }
                 $blame('memory|memory');
                 if (++$this->rises['memory|memory'] >= self::MEMORY_RISES) {
                     [$from, $since] = $this->origin['memory|memory'];
@@ -257,6 +315,7 @@ final class LeakWatch
                 continue;
             }
             if ($size > $before) {
+                $this->stirred = true;
                 $blame($key);
                 if (++$this->rises[$key] >= (isset(self::LOADED[$key]) ? self::LOADED_RISES : self::RISES)) {
                     [$from, $since] = $this->origin[$key];
@@ -296,6 +355,7 @@ final class LeakWatch
                 continue;
             }
             if ($value !== $before && !isset($grown[$key])) {
+                $this->stirred = true;
                 $blame($key);
             }
             if ($kind === 'shared' && ($at = strrpos($key, '->')) !== false) {
