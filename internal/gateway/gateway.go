@@ -137,6 +137,10 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
+	if res.Stream != nil {
+		h.streamAnswer(ctx, res)
+		return
+	}
 	file, err := writeAnswer(&ctx.Response, res.Context, res.Body)
 	switch {
 	case err == nil && file != nil:

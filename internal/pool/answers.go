@@ -16,12 +16,12 @@ import (
 // the deliveries), and then the waiting jobs get their results.
 func (w *Worker) readLoop() {
 	var (
-		cause   error
-		batch   []frame.Frame
-		owner   []*job
-		rr      = w.pool.opt.RoadRunner
-		streams [][]Result // RoadRunner: the chunks before each answer in batch
-		parts   []Result
+		cause error
+		batch []frame.Frame
+		owner []*job
+		rr    = w.pool.opt.RoadRunner
+		part  bool
+		fault error
 	)
 	for {
 		f, err := w.conn.Read()
@@ -36,37 +36,43 @@ func (w *Worker) readLoop() {
 			if !w.leakReport(f.Payload) && bytes.Contains(f.Payload, []byte(`"stop"`)) {
 				w.pool.retire(w, "worker asked to stop")
 			}
-		} else if rr {
-			ok, err := w.rrFrame(&f, &parts)
-			if err != nil {
-				cause = err
+		} else {
+			if rr {
+				part, fault = w.rrFrame(&f)
+			} else {
+				part, fault = checkAnswer(&f)
+			}
+			if fault != nil {
+				cause = fault
 				break
 			}
-			if ok {
-				batch = append(batch, f)
-				streams = append(streams, parts)
-				parts = nil
+			if part {
+				// The answers read before it go first: delivering a part
+				// may wait for a slow client.
+				if len(batch) > 0 {
+					owner = w.settle(batch, owner[:0])
+					w.deliver(batch, owner)
+					w.answeredBatch(len(batch))
+					clear(batch)
+					batch = batch[:0]
+				}
+				w.part(&f, f.Options[1])
+				continue
 			}
-		} else if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
-			cause = fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
-			break
-		} else {
 			batch = append(batch, f)
 		}
 		if w.conn.Buffered() > 0 && len(batch) < w.pool.opt.Pipeline {
 			continue // more of this batch has arrived; a worker holds at most Pipeline jobs
 		}
 		owner = w.settle(batch, owner[:0])
-		w.deliver(batch, owner, streams)
+		w.deliver(batch, owner)
 		w.answeredBatch(len(batch))
 		clear(batch)
 		batch = batch[:0]
-		clear(streams)
-		streams = streams[:0]
 	}
 	w.pool.lost(w, w.answered+len(batch) > 0)
 	owner = w.settle(batch, owner[:0]) // answers read before the failure
-	w.deliver(batch, owner, streams)
+	w.deliver(batch, owner)
 	w.answeredBatch(len(batch))
 	w.mu.Lock()
 	held := w.inflight
@@ -97,6 +103,15 @@ func (w *Worker) readLoop() {
 	<-w.exited
 	w.conn.Close()
 	w.pool.gone(w, cause, lostJobs)
+}
+
+// checkAnswer checks the options of a Ferry answer and reports whether it is
+// one part of a streamed answer (STREAM in byte 10).
+func checkAnswer(f *frame.Frame) (bool, error) {
+	if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
+		return false, fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
+	}
+	return f.Stream&frame.Stream != 0 && f.Flags&frame.Error == 0, nil
 }
 
 // answeredBatch notes n answers; the first one shows the worker can serve,
@@ -174,7 +189,7 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 }
 
 // deliver hands each answer to the job waiting for it.
-func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) {
+func (w *Worker) deliver(batch []frame.Frame, owner []*job) {
 	for i, f := range batch {
 		j := owner[i]
 		switch {
@@ -182,9 +197,9 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result) 
 			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
 		case f.Flags&frame.Error != 0:
 			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
-		case streams != nil:
+		case w.pool.opt.RoadRunner:
 			n := f.Options[0]
-			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Stream: streams[i]}
+			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}
 			if w.rrStopped(res) {
 				j.ch <- result{err: errUnsent}
 				continue

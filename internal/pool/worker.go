@@ -21,14 +21,15 @@ import (
 type Result struct {
 	Context []byte
 	Body    []byte
-	// Stream holds the chunks a RoadRunner worker streamed before this,
-	// its final frame, in order (see rr.go).
-	Stream []Result
+	// Stream is set when the worker streams its answer: this Result is the
+	// first part, and the caller must read the rest or Stop it (stream.go).
+	Stream *Stream
 }
 
 type result struct {
-	res Result
-	err error
+	res  Result
+	err  error
+	more bool // a part of a streamed answer; others follow
 }
 
 // job is one unit of work, from Exec until its answer comes back.

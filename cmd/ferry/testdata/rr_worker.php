@@ -418,6 +418,36 @@ function handle(ServerRequestInterface $req, Closure $respond, Relay $relay): vo
             }
             $respond(200, $headers, 'end', true);
             return;
+        case '/endless':
+            // [H] respondStream(): the head goes with the first chunk only (later chunks
+            // have an empty header); before each chunk the worker looks for a STOP
+            // frame (getPayload(StreamStop::class)), and on one it answers with an
+            // empty, non-stream frame (respond(new Payload(''))) so that the server
+            // knows the stream is over. [W] every fifth chunk carries PING.
+            // [G] the server's STOP is a frame with flags 0, options [0], STOP in
+            // byte10 (roadrunner-http tests/Server/Command/StreamStop.php).
+            for ($i = 1; ; $i++) {
+                while ($relay->ready()) {
+                    $f = $relay->readWire();
+                    if ($f === null || ($f[1] & STOP)) {
+                        $relay->send(0, 0, [0], '');
+                        if (($dir = getenv('RR_TEST_DIR')) !== false) {
+                            file_put_contents("$dir/stopped", (string)$i);
+                        }
+                        return;
+                    }
+                    if (!($f[1] & PONG)) {
+                        $relay->queue[] = $f;
+                    }
+                }
+                $body = "tick$i;";
+                if ($i === 1) {
+                    $respond(200, ['Content-Type' => ['text/plain']], $body, false);
+                } else {
+                    $relay->send($GLOBALS['codec'], STREAM | ($i % 5 === 0 ? PING : 0), [0], $body);
+                }
+                usleep(10_000);
+            }
     }
     $respond(404, ['Content-Type' => ['text/plain']], 'no route ' . $path);
 }
