@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func streamConfig(dir string) string {
+	return fmt.Sprintf(`server:
+  address: "%%ADDR%%"
+admin:
+  socket: "%%ADMIN%%"
+pool:
+  command: ["php", "%%DIR%%/testdata/stream.php"]
+  num_workers: 1
+  exec_ttl: 2s
+  env: {STREAM_TEST_DIR: %q}
+`, dir)
+}
+
+// open starts a request and returns its response with the body unread.
+func open(t *testing.T, ctx context.Context, url string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestStreamedAnswers(t *testing.T) {
+	dir := t.TempDir()
+	s := startFerry(t, streamConfig(dir))
+	_, pid := get(t, s.url+"/pid")
+
+	t.Run("each part reaches the client as it is made", func(t *testing.T) {
+		// The worker makes the second part only once the gate file exists, which
+		// the test creates after reading the first: a server that buffered the
+		// answer would never deliver the first part, and the read times out.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp := open(t, ctx, s.url+"/gate")
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 || len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
+			t.Fatalf("status %d, transfer encoding %v", resp.StatusCode, resp.TransferEncoding)
+		}
+		r := bufio.NewReader(resp.Body)
+		line, err := r.ReadString('\n')
+		if err != nil || line != "first\n" {
+			t.Fatalf("first part: %q %v", line, err)
+		}
+		os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644)
+		rest, err := io.ReadAll(r)
+		if err != nil || string(rest) != "second\n" {
+			t.Fatalf("rest: %q %v", rest, err)
+		}
+	})
+	t.Run("echo and parts keep their order", func(t *testing.T) {
+		resp, body := get(t, s.url+"/echo-then-stream")
+		expectStatus(t, resp, body, 200)
+		if body != "echoed;one;printed;two;" {
+			t.Fatalf("got %q", body)
+		}
+	})
+	t.Run("a client that leaves stops the stream and the worker stays", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp := open(t, ctx, s.url+"/endless")
+		r := bufio.NewReader(resp.Body)
+		for i := 1; i <= 3; i++ {
+			if line, err := r.ReadString('\n'); err != nil || line != fmt.Sprintf("data: %d\n", i) {
+				t.Fatalf("event %d: %q %v", i, line, err)
+			}
+			r.ReadString('\n')
+		}
+		resp.Body.Close() // before its end: the connection closes
+		// The generator caught StreamStoppedException: it was stopped, not killed
+		// by exec_ttl, which would take 2s and replace the worker.
+		until(t, "the worker to see the stop", 5*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(dir, "stopped"))
+			return err == nil
+		})
+		resp2, body := get(t, s.url+"/pid")
+		expectStatus(t, resp2, body, 200)
+		if body != pid {
+			t.Fatalf("the worker was replaced: pid %s, then %s", pid, body)
+		}
+	})
+	t.Run("a worker that fails midway cuts the response short", func(t *testing.T) {
+		resp, err := client.Get(s.url + "/fail-midway")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil || string(b) != "partial\n" {
+			t.Fatalf("the client must see an incomplete body: %q %v", b, err)
+		}
+		_, body := get(t, s.url+"/pid")
+		if body != pid {
+			t.Fatalf("an error in the generator replaced the worker: %s, then %s", pid, body)
+		}
+	})
+	t.Run("an empty stream is an empty answer", func(t *testing.T) {
+		resp, body := get(t, s.url+"/empty-stream")
+		expectStatus(t, resp, body, 204)
+	})
+}
+
+// 103 Early Hints reach a real client before the final answer: the worker
+// holds its final answer until the test has seen the 103.
+func TestEarlyHints(t *testing.T) {
+	dir := t.TempDir()
+	s := startFerry(t, streamConfig(dir))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	hinted := func(path string, gate bool) ([]textproto.MIMEHeader, *http.Response, string) {
+		var got []textproto.MIMEHeader
+		trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			if code == 103 {
+				got = append(got, h)
+				if gate {
+					os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644)
+				}
+			}
+			return nil
+		}}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", s.url+path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, resp, readAll(t, resp)
+	}
+	got, resp, body := hinted("/hints?gate=1", true)
+	expectStatus(t, resp, body, 200)
+	if body != "hinted" || len(got) != 1 || strings.Join(got[0].Values("Link"), ",") != "</style.css>; rel=preload; as=style,</app.js>; rel=preload; as=script" {
+		t.Fatalf("body %q, 103s %v", body, got)
+	}
+	// The next request on the same connection gets its hints too, and a
+	// streamed answer may follow them.
+	os.Remove(filepath.Join(dir, "gate"))
+	got, resp, body = hinted("/hints-stream", false)
+	expectStatus(t, resp, body, 201)
+	if body != "abc" || len(got) != 1 || got[0].Get("Link") != "</style.css>; rel=preload; as=style" {
+		t.Fatalf("body %q, 103s %v", body, got)
+	}
+}
+
+// A 1 GiB body streamed from PHP never sits whole in the server's or PHP's
+// memory: both high-water marks stay far below it.
+func TestLargeStreamedBody(t *testing.T) {
+	const mib = 1024
+	s := startFerry(t, streamConfig(t.TempDir()))
+	_, pid := get(t, s.url+"/pid")
+	start := time.Now()
+	resp, err := client.Get(s.url + "/large?mb=" + strconv.Itoa(mib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || n != mib<<20 {
+		t.Fatalf("read %d bytes: %v", n, err)
+	}
+	t.Logf("%d MiB in %v", mib, time.Since(start))
+	for name, p := range map[string]string{"ferry": strconv.Itoa(s.cmd.Process.Pid), "the PHP worker": pid} {
+		hwm := highWater(t, p)
+		t.Logf("%s: VmHWM %d MiB", name, hwm>>20)
+		if hwm > 200<<20 {
+			t.Errorf("%s peaked at %d MiB of RSS for a %d MiB body", name, hwm>>20, mib)
+		}
+	}
+}
+
+// highWater reads a process's peak resident set size (VmHWM) in bytes.
+func highWater(t *testing.T, pid string) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// The SSE example: every event reaches the reader before the worker makes the
+// next one (each event says when it was made).
+func TestSSEExample(t *testing.T) {
+	s := startFerry(t, `server:
+  address: "%ADDR%"
+admin:
+  socket: "%ADMIN%"
+pool:
+  command: ["php", "%DIR%/../../examples/sse/worker.php"]
+  num_workers: 1
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp := open(t, ctx, s.url+"/events?count=3&every_ms=300")
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	r := bufio.NewReader(resp.Body)
+	var received []time.Time
+	var sent []float64
+	for len(sent) < 3 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(sent), err)
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			received = append(received, time.Now())
+			var ev struct {
+				N    int     `json:"n"`
+				Sent float64 `json:"sent"`
+			}
+			if err := json.Unmarshal([]byte(data), &ev); err != nil || ev.N != len(sent)+1 {
+				t.Fatalf("event %q: %v", data, err)
+			}
+			sent = append(sent, ev.Sent)
+		}
+	}
+	for i := 0; i+1 < len(sent); i++ {
+		made := time.Unix(0, int64(sent[i+1]*1e9))
+		if !received[i].Before(made) {
+			t.Errorf("event %d arrived at %v, after event %d was made at %v: held back", i+1, received[i], i+2, made)
+		}
+	}
+}
