@@ -20,6 +20,8 @@ import (
 func streamConfig(dir string) string {
 	return fmt.Sprintf(`server:
   address: "%%ADDR%%"
+  # On, so that the tests show it never holds a streamed part back.
+  compression: {enabled: true, min_size: 0}
 admin:
   socket: "%%ADMIN%%"
 pool:
@@ -52,10 +54,15 @@ func TestStreamedAnswers(t *testing.T) {
 		// answer would never deliver the first part, and the read times out.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		resp := open(t, ctx, s.url+"/gate")
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/gate", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
 		defer resp.Body.Close()
-		if resp.StatusCode != 200 || len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
-			t.Fatalf("status %d, transfer encoding %v", resp.StatusCode, resp.TransferEncoding)
+		if resp.StatusCode != 200 || len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" || resp.Header.Get("Content-Encoding") != "" {
+			t.Fatalf("status %d, transfer encoding %v, content encoding %q", resp.StatusCode, resp.TransferEncoding, resp.Header.Get("Content-Encoding"))
 		}
 		r := bufio.NewReader(resp.Body)
 		line, err := r.ReadString('\n')
