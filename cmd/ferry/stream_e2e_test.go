@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-func streamConfig(dir string) string {
+func streamConfig(dir string, extra ...string) string {
 	return fmt.Sprintf(`server:
   address: "%%ADDR%%"
   # On, so that the tests show it never holds a streamed part back.
@@ -29,7 +29,7 @@ pool:
   num_workers: 1
   exec_ttl: 2s
   env: {STREAM_TEST_DIR: %q}
-`, dir)
+%s`, dir, strings.Join(extra, ""))
 }
 
 // open starts a request and returns its response with the body unread.
@@ -44,8 +44,13 @@ func open(t *testing.T, ctx context.Context, url string) *http.Response {
 }
 
 func TestStreamedAnswers(t *testing.T) {
+	t.Run("sequential", func(t *testing.T) { streamedAnswers(t, "") })
+	t.Run("fibers", func(t *testing.T) { streamedAnswers(t, "  fibers: true\n") })
+}
+
+func streamedAnswers(t *testing.T, mode string) {
 	dir := t.TempDir()
-	s := startFerry(t, streamConfig(dir))
+	s := startFerry(t, streamConfig(dir, mode))
 	_, pid := get(t, s.url+"/pid")
 
 	t.Run("each part reaches the client as it is made", func(t *testing.T) {

@@ -143,6 +143,9 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job) []*job {
 		j := w.inflight[id]
 		if j != nil {
 			delete(w.inflight, id)
+			if j.streaming {
+				w.streaming--
+			}
 			w.answeredLocked(id)
 			w.inPipe -= frame.Size(2, len(j.ctx)+len(j.body))
 		}

@@ -112,6 +112,10 @@ func (w *Worker) part(f *frame.Frame, id uint32) {
 	}
 	j := w.inflight[id]
 	if j != nil {
+		if !j.streaming {
+			j.streaming = true
+			w.streaming++
+		}
 		j.seen = now.UnixNano()
 		if w.watchID == id {
 			w.watchSince = now

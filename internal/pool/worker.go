@@ -45,10 +45,11 @@ type job struct {
 	written atomic.Bool
 
 	// On w, under w.mu.
-	id       uint32
-	sent     bool  // written: from then on the worker owns it
-	seen     int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
-	timedOut bool
+	id        uint32
+	sent      bool  // written: from then on the worker owns it
+	seen      int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
+	timedOut  bool
+	streaming bool // it has sent answer parts
 }
 
 func (j *job) reset() {
@@ -93,6 +94,10 @@ type Worker struct {
 	runFrom  time.Time // when a sequential worker's oldest unanswered job started running
 	inPipe   int       // bytes of the jobs sent and not answered: at most this much is unread
 	rrQuit   bool      // a RoadRunner worker answered with Worker::stop()
+	// streaming counts the jobs sending answer parts: a sequential worker
+	// streaming may hold its job for as long as a client listens, so nothing
+	// is sent ahead to wait behind it.
+	streaming int
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
 

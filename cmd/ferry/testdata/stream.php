@@ -10,6 +10,7 @@ use Ferry\Worker\Http\HttpWorker;
 use Ferry\Worker\Http\Request;
 use Ferry\Worker\Http\Response;
 use Ferry\Worker\Http\StreamStoppedException;
+use Ferry\Worker\Loop;
 
 $dir = (string) getenv('STREAM_TEST_DIR');
 
@@ -25,7 +26,8 @@ HttpWorker::create()->run(static function (Request $r) use ($dir): Response|stri
                 try {
                     while (true) {
                         yield 'data: ' . ++$i . "\n\n";
-                        usleep(10_000);
+                        // Through the loop: in Fiber mode the worker reads the STOP meanwhile.
+                        Loop::sleep(0.01);
                     }
                 } catch (StreamStoppedException) {
                     file_put_contents("$dir/stopped", (string) $i);
@@ -37,7 +39,8 @@ HttpWorker::create()->run(static function (Request $r) use ($dir): Response|stri
             $parts = static function () use ($dir): Generator {
                 yield "first\n";
                 while (!file_exists("$dir/gate")) {
-                    usleep(2_000);
+                    Loop::sleep(0.002);
+                    clearstatcache();
                 }
                 yield "second\n";
             };
