@@ -22,6 +22,8 @@ func streamConfig(dir string, extra ...string) string {
   address: "%%ADDR%%"
   # On, so that the tests show it never holds a streamed part back.
   compression: {enabled: true, min_size: 0}
+  # Shorter than the longest stream below: it applies per part.
+  write_timeout: 1s
 admin:
   socket: "%%ADMIN%%"
 pool:
@@ -78,6 +80,20 @@ func streamedAnswers(t *testing.T, mode string) {
 		rest, err := io.ReadAll(r)
 		if err != nil || string(rest) != "second\n" {
 			t.Fatalf("rest: %q %v", rest, err)
+		}
+	})
+	t.Run("a stream outlives write_timeout", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		resp := open(t, ctx, s.url+"/endless?tag=-long")
+		defer resp.Body.Close()
+		r := bufio.NewReader(resp.Body)
+		start := time.Now()
+		for i := 1; time.Since(start) < 1500*time.Millisecond; i++ {
+			if line, err := r.ReadString('\n'); err != nil || line != fmt.Sprintf("data: %d\n", i) {
+				t.Fatalf("event %d after %v: %q %v", i, time.Since(start), line, err)
+			}
+			r.ReadString('\n')
 		}
 	})
 	t.Run("echo and parts keep their order", func(t *testing.T) {

@@ -49,6 +49,9 @@ type Handler struct {
 	opt  Options
 	log  *slog.Logger
 	gz   *compressor
+	// writeTimeout is server.write_timeout, which a streamed answer gets per
+	// part rather than for the whole stream.
+	writeTimeout time.Duration
 }
 
 // New returns a Handler sending jobs to exec.

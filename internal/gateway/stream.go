@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
+	"time"
 
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/ferry-php/ferry/internal/rrproto"
@@ -76,7 +78,7 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 		s.Discard()
 		return
 	}
-	r := &streamBody{s: s, buf: part.Body, h: h, uri: string(ctx.RequestURI())}
+	r := &streamBody{s: s, buf: part.Body, h: h, uri: string(ctx.RequestURI()), conn: ctx.Conn()}
 	// A client that leaves while PHP is between parts (an idle event
 	// stream) is noticed by the connection watch, not by a failed write.
 	gone := jobContext(ctx.Conn())
@@ -211,6 +213,7 @@ type streamBody struct {
 	err     error
 	gone    *clientGone
 	unwatch func() bool
+	conn    net.Conn
 }
 
 func (r *streamBody) Read(p []byte) (int, error) {
@@ -230,6 +233,11 @@ func (r *streamBody) Read(p []byte) (int, error) {
 			r.done, r.err = true, io.EOF
 		}
 		r.buf = part.Body
+		if r.h.writeTimeout > 0 {
+			// fasthttp gives the whole response write_timeout; an event
+			// stream lasts longer, so each part gets it instead.
+			r.conn.SetWriteDeadline(time.Now().Add(r.h.writeTimeout))
+		}
 	}
 	n := copy(p, r.buf)
 	r.buf = r.buf[n:]

@@ -21,7 +21,8 @@ HttpWorker::create()->run(static function (Request $r) use ($dir): Response|stri
             return (string) getmypid();
         case '/endless':
             // One event every 10 ms until the client leaves.
-            $events = static function () use ($dir): Generator {
+            $tag = (string) ($q['tag'] ?? '');
+            $events = static function () use ($dir, $tag): Generator {
                 $i = 0;
                 try {
                     while (true) {
@@ -30,7 +31,7 @@ HttpWorker::create()->run(static function (Request $r) use ($dir): Response|stri
                         Loop::sleep(0.01);
                     }
                 } catch (StreamStoppedException) {
-                    file_put_contents("$dir/stopped", (string) $i);
+                    file_put_contents("$dir/stopped$tag", (string) $i);
                 }
             };
             return Response::stream($events(), 200, ['Content-Type' => 'text/event-stream']);
