@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -275,5 +277,30 @@ pool:
 		if !received[i].Before(made) {
 			t.Errorf("event %d arrived at %v, after event %d was made at %v: held back", i+1, received[i], i+2, made)
 		}
+	}
+}
+
+// A client that pipelines gets no 103 for a request sent before the answer to
+// the previous one went out: fasthttp may still hold that answer in its
+// buffer, and a 103 written to the socket would overtake it.
+func TestEarlyHintsPipelined(t *testing.T) {
+	s := startFerry(t, streamConfig(t.TempDir()))
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	host := strings.TrimPrefix(s.url, "http://")
+	if _, err := io.WriteString(c, "GET /pid HTTP/1.1\r\nHost: "+host+"\r\n\r\nGET /hints-stream HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(c)
+	var statuses []string
+	for _, m := range regexp.MustCompile(`HTTP/1\.1 (\d{3}) `).FindAllStringSubmatch(string(out), -1) {
+		statuses = append(statuses, m[1])
+	}
+	if got := strings.Join(statuses, ","); got != "200,201" && got != "200,103,201" {
+		t.Fatalf("status lines %s out of order:\n%q", got, out)
 	}
 }
