@@ -76,6 +76,7 @@ func serve(args []string) error {
 			budget := cfg.Server.WriteTimeout + cfg.Pool.DestroyTimeout
 			log.Info("shutting down: draining accepted requests", "signal", s.String(), "budget", budget)
 			ctx, cancel := context.WithTimeout(context.Background(), budget)
+			p.EndStreams() // an open event stream would hold the drain until its budget
 			err := srv.ShutdownWithContext(ctx)
 			if admin != nil {
 				admin.Close()

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -302,5 +303,33 @@ func TestEarlyHintsPipelined(t *testing.T) {
 	}
 	if got := strings.Join(statuses, ","); got != "200,201" && got != "200,103,201" {
 		t.Fatalf("status lines %s out of order:\n%q", got, out)
+	}
+}
+
+// A shutdown tells open streams to end, as if their clients had left: the
+// client gets a complete answer and the drain does not wait for its budget
+// (here write_timeout 30s + destroy_timeout).
+func TestShutdownEndsStreams(t *testing.T) {
+	dir := t.TempDir()
+	s := startFerry(t, strings.Replace(streamConfig(dir), "write_timeout: 1s", "write_timeout: 30s", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	resp := open(t, ctx, s.url+"/endless")
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || line != "data: 1\n" {
+		t.Fatalf("%q %v", line, err)
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if _, err := io.ReadAll(r); err != nil {
+		t.Fatalf("the stream did not end cleanly: %v", err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ferry still draining 10s after SIGTERM")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "stopped")); err != nil {
+		t.Fatal("the generator was not stopped")
 	}
 }

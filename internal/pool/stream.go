@@ -78,6 +78,35 @@ func (s *Stream) finish() {
 	jobs.Put(j)
 }
 
+// EndStreams tells every streamed answer, now and from now on, to end as if
+// its client had gone. A server about to drain calls it first: an event
+// stream may last as long as its client listens, and the drain would wait for
+// it until its budget runs out.
+func (p *Pool) EndStreams() {
+	p.endStreams.Store(true)
+	p.mu.Lock()
+	ws := append([]*Worker(nil), p.workers...)
+	p.mu.Unlock()
+	for _, w := range ws {
+		w.stopStreams()
+	}
+}
+
+// stopStreams sends a STOP frame for every job of w that is streaming.
+func (w *Worker) stopStreams() {
+	w.mu.Lock()
+	var js []*job
+	for _, j := range w.inflight {
+		if j.streaming {
+			js = append(js, j)
+		}
+	}
+	w.mu.Unlock()
+	for _, j := range js {
+		w.sendStop(j)
+	}
+}
+
 // sendStop queues the STOP frame for j: Ferry's names the job in its options,
 // RoadRunner's worker runs one job and takes any STOP as its own.
 func (w *Worker) sendStop(j *job) {
@@ -111,9 +140,10 @@ func (w *Worker) part(f *frame.Frame, id uint32) {
 		id = w.rrOldestLocked()
 	}
 	j := w.inflight[id]
+	first := false
 	if j != nil {
 		if !j.streaming {
-			j.streaming = true
+			j.streaming, first = true, true
 			w.streaming++
 		}
 		j.seen = now.UnixNano()
@@ -125,6 +155,9 @@ func (w *Worker) part(f *frame.Frame, id uint32) {
 	if j == nil {
 		w.pool.log.Warn("answer part for an unknown job", "pid", w.pid, "job", id)
 		return
+	}
+	if first && w.pool.endStreams.Load() {
+		w.sendStop(j)
 	}
 	n := f.Options[0]
 	j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}, more: true}
