@@ -333,3 +333,23 @@ func TestShutdownEndsStreams(t *testing.T) {
 		t.Fatal("the generator was not stopped")
 	}
 }
+
+// HTTP/1.0 has no chunked encoding: a streamed answer is the bytes up to the
+// connection's close, and no 1xx comes first.
+func TestStreamedAnswerHTTP10(t *testing.T) {
+	s := startFerry(t, streamConfig(t.TempDir()))
+	for i := 0; i < 2; i++ { // the worker serves on after the connection closed
+		c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "GET /hints-stream HTTP/1.0\r\n\r\n")
+		out, err := io.ReadAll(c)
+		c.Close()
+		head, body, _ := strings.Cut(string(out), "\r\n\r\n")
+		if err != nil || !strings.HasPrefix(head, "HTTP/1.1 201 ") || strings.Contains(head, "chunked") || body != "abc" {
+			t.Fatalf("%q %v", out, err)
+		}
+	}
+}

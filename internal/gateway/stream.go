@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,7 +85,23 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	gone := jobContext(ctx.Conn())
 	r.unwatch = context.AfterFunc(gone, s.Stop)
 	r.gone = gone
-	ctx.Response.SetBodyStream(r, -1)
+	if ctx.Request.Header.IsHTTP11() {
+		ctx.Response.SetBodyStream(r, -1)
+		return
+	}
+	// HTTP/1.0 has no chunked encoding: the body runs until the connection
+	// closes. fasthttp only streams chunked, and skips a hijack on a
+	// connection it closes, so the connection is taken over with the head
+	// unwritten, and written here.
+	ctx.Response.Header.SetContentLength(-2) // no Content-Length; Connection: close
+	head := bytes.Replace(ctx.Response.Header.Header(), []byte("Transfer-Encoding: identity\r\n"), nil, 1)
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(c net.Conn) {
+		if _, err := c.Write(head); err == nil {
+			io.Copy(struct{ io.Writer }{c}, r)
+		}
+		r.Close()
+	})
 }
 
 // writeFinal is the tail of Serve for a complete answer.
