@@ -353,3 +353,21 @@ func TestStreamedAnswerHTTP10(t *testing.T) {
 		}
 	}
 }
+
+// Psr7Worker streams a PSR-7 body of unknown size (here a pipe) in parts.
+func TestPsr7StreamedBody(t *testing.T) {
+	s := startFerry(t, strings.Replace(appConfig(""), "testdata/app.php", "testdata/psr7.php", 1))
+	const n = 5<<20 + 3
+	resp, err := client.Get(s.url + "/pipe?bytes=" + strconv.Itoa(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || len(b) != n || strings.Trim(string(b), "\x00") != "" {
+		t.Fatalf("%d bytes, %v", len(b), err)
+	}
+	if len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
+		t.Fatalf("not streamed: %v", resp.TransferEncoding)
+	}
+}

@@ -148,9 +148,10 @@ final class Psr7Worker
         }
         $status = $response->getStatusCode();
         $size = $body->getSize();
-        // A body of unknown size (a generator-backed or socket stream, Server-Sent
-        // Events) or a large one is sent in parts as it is read, never whole in memory.
-        $answer = $size === null || $size > Response::SPOOL_THRESHOLD
+        // A body of unknown size (a pipe, a socket, a generator-backed stream: Server-
+        // Sent Events; a pipe reports size 0, so not seekable counts as unknown) or a
+        // large one is sent in parts as it is read, never whole in memory.
+        $answer = $size === null || $size > Response::SPOOL_THRESHOLD || !$body->isSeekable()
             ? Response::stream(self::chunks($body), $status, $response->getHeaders())
             : new Response($status, $response->getHeaders(), $body->getContents());
         $reason = $response->getReasonPhrase();
