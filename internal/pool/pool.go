@@ -21,23 +21,24 @@ type Pool struct {
 	relay relay.Factory
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	workers  []*Worker
-	waitq    []*waiter
-	gen      int // the generation kept at NumWorkers
-	lastGen  int // the newest generation started, maybe still booting
-	closed   bool
-	stopping bool         // drained (or out of time): the workers are being stopped
-	active   int          // jobs accepted by Exec and not finished; Shutdown waits for them
-	unsent   atomic.Int64 // jobs held for sequential workers, not written yet
+	mu        sync.Mutex
+	workers   []*Worker
+	waitq     []*waiter
+	gen       int // the generation kept at NumWorkers
+	lastGen   int // the newest generation started, maybe still booting
+	closed    bool
+	stopping  bool         // drained (or out of time): the workers are being stopped
+	active    int          // jobs accepted by Exec and not finished; Shutdown waits for them
+	unsent    atomic.Int64 // jobs held for sequential workers, not written yet
+	jobNanos  atomic.Int64 // measured time per job on sequential workers (see batchLimit)
+	failures  int          // consecutive failed starts, for backoff
+	nextSpawn time.Time
+	live      sync.WaitGroup
+	stopOnce  sync.Once
+	reloads   reloads
+
 	// endStreams is set once the server drains: streamed answers are told to end.
 	endStreams atomic.Bool
-	jobNanos   atomic.Int64 // measured time per job on sequential workers (see batchLimit)
-	failures   int          // consecutive failed starts, for backoff
-	nextSpawn  time.Time
-	live       sync.WaitGroup
-	stopOnce   sync.Once
-	reloads    reloads
 
 	kick    chan struct{}
 	drained chan struct{} // closed when the workers start stopping

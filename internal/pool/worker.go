@@ -45,11 +45,12 @@ type job struct {
 	written atomic.Bool
 
 	// On w, under w.mu.
-	id        uint32
-	sent      bool  // written: from then on the worker owns it
-	seen      int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
-	timedOut  bool
-	streaming bool // it has sent answer parts
+	id       uint32
+	sent     bool  // written: from then on the worker owns it
+	seen     int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
+	timedOut bool
+
+	streaming bool // it has sent answer parts, under w.mu
 }
 
 func (j *job) reset() {
