@@ -4,8 +4,6 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Http;
 
-use Ferry\Worker\Frame;
-use Ferry\Worker\FrameCodec;
 use Ferry\Worker\Internal\ExtRequest;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
@@ -41,10 +39,6 @@ final class HttpWorker
     private readonly bool $ext;
     /** the front controller runFrontController() serves, null for a handler */
     private ?string $script = null;
-    /** @var array{Worker, int}|null the running request of a sequential worker, for early hints */
-    private static ?array $running = null;
-    /** @var \WeakMap<\Fiber, array{Worker, int}>|null the same per Fiber */
-    private static ?\WeakMap $fiberRunning = null;
 
     /**
      * @param bool $globals rebuild $_GET, $_POST, $_COOKIE, $_FILES, $_SERVER, $_REQUEST, $_ENV for each request
@@ -154,13 +148,7 @@ final class HttpWorker
     public function handle(\Closure $handler, Payload $payload, Job $job): Payload
     {
         $ext = $this->ext;
-        $fiber = $this->worker->fibers ? \Fiber::getCurrent() : null;
-        if ($fiber !== null) {
-            self::$fiberRunning ??= new \WeakMap();
-            self::$fiberRunning[$fiber] = [$this->worker, $payload->id];
-        } else {
-            self::$running = [$this->worker, $payload->id];
-        }
+        $running = StreamedAnswer::begin($this->worker, $payload->id);
         try {
             $request = Request::fromContext($payload->context, $payload->body);
             if ($this->globals || $this->script !== null) {
@@ -181,7 +169,7 @@ final class HttpWorker
             }
             $output = $job->takeOutput();
             if ($response->getParts() !== null) {
-                return $this->streamParts($response, $output, $job);
+                return StreamedAnswer::send($this->worker, $response, $output, $job);
             }
             if ($output !== '' && $response->getFile() !== null) {
                 // The server sends the file as the whole body: nothing can go before it.
@@ -195,11 +183,7 @@ final class HttpWorker
             $job->discardOutput();
             $answer = $this->failure($e, $payload->id);
         } finally {
-            if ($fiber !== null) {
-                unset(self::$fiberRunning[$fiber]);
-            } else {
-                self::$running = null;
-            }
+            StreamedAnswer::end($running);
             if ($ext) {
                 ExtRequest::abandon();
             }
@@ -207,74 +191,6 @@ final class HttpWorker
         }
 
         return $answer;
-    }
-
-    /**
-     * @internal Response::earlyHints(): a 103 part for the running request.
-     *
-     * @param array<string, list<string>> $headers
-     */
-    public static function sendEarlyHints(array $headers): bool
-    {
-        $fiber = \Fiber::getCurrent();
-        $running = $fiber !== null ? (self::$fiberRunning[$fiber] ?? null) : self::$running;
-        if ($running === null) {
-            return false;
-        }
-        $context = json_encode(['status' => 103, 'headers' => $headers === [] ? new \stdClass() : $headers], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR);
-
-        return $running[0]->sendPart($running[1], $context, '');
-    }
-
-    /**
-     * Sends a streamed body part by part (the head with the first one), then returns the
-     * empty answer that ends it. What the application echoes meanwhile goes with the next
-     * part, in order. When the client has gone, the generator is not resumed:
-     * StreamStoppedException is thrown in at its yield.
-     */
-    private function streamParts(Response $response, string $output, Job $job): Payload
-    {
-        $id = $job->payload->id;
-        $head = $response->context();
-        $parts = $response->getParts() ?? [];
-        $iterator = $parts instanceof \Iterator ? $parts : (\is_array($parts) ? new \ArrayIterator($parts) : new \IteratorIterator($parts));
-        $sent = false;
-        try {
-            for ($iterator->rewind(); $iterator->valid(); $iterator->next()) {
-                // What the generator echoed on its way to this yield comes before it.
-                $chunk = $output . $job->takeOutput() . (string) $iterator->current();
-                $output = '';
-                if ($chunk === '' && $sent) {
-                    continue;
-                }
-                if (!$this->worker->sendPart($id, $sent ? '' : $head, $chunk)) {
-                    if ($iterator instanceof \Generator) {
-                        try {
-                            $iterator->throw(new StreamStoppedException('the client has gone'));
-                        } catch (StreamStoppedException) {
-                        }
-                    }
-                    $job->discardOutput();
-
-                    return new Payload('', $sent ? '' : $head);
-                }
-                $sent = true;
-            }
-        } catch (\Throwable $e) {
-            if (!$sent) {
-                throw $e; // nothing went out yet: an ordinary 500
-            }
-            // The head and some parts are out: an ERROR frame makes the server cut the
-            // response short, so the client sees it incomplete rather than complete.
-            $job->discardOutput();
-            Worker::log("request $id failed while streaming: " . Worker::describe($e) . "\n" . $e->getTraceAsString());
-            $this->worker->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], Worker::describe($e)));
-
-            return new Payload('', '');
-        }
-        $output .= $job->takeOutput();
-
-        return $sent ? new Payload($output, '') : new Payload($output, $head);
     }
 
     /**

@@ -146,7 +146,7 @@ final class Response
      */
     public static function earlyHints(array $headers): bool
     {
-        return HttpWorker::sendEarlyHints((new self(103, $headers))->headers);
+        return StreamedAnswer::earlyHints((new self(103, $headers))->headers);
     }
 
     /**
