@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
 
 	"os"
 	"os/exec"
@@ -181,10 +184,22 @@ func rrRequests(t *testing.T, s *server) {
 		}
 	})
 	t.Run("streamed response", func(t *testing.T) {
-		resp, body := get(t, s.url+"/stream")
+		var hints []string
+		trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			hints = append(hints, fmt.Sprint(code, " ", h.Get("Link")))
+			return nil
+		}}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", s.url+"/stream", nil)
+		resp, body := rrDo(t, req)
 		expectStatus(t, resp, body, 200)
 		if body != "chunk1;chunk2;chunk3;chunk4;chunk5;chunk6;end" || resp.Header.Get("X-Streamed") != "yes" {
 			t.Fatalf("got %q %v", body, resp.Header)
+		}
+		if len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
+			t.Fatalf("the answer was not streamed: transfer encoding %v", resp.TransferEncoding)
+		}
+		if strings.Join(hints, "|") != "103 </style.css>; rel=preload; as=style" {
+			t.Fatalf("1xx answers seen: %q", hints)
 		}
 	})
 	t.Run("worker error", func(t *testing.T) {
@@ -223,6 +238,45 @@ func TestRoadRunnerWorkerStop(t *testing.T) {
 	})
 	resp, body = get(t, s.url+"/")
 	expectStatus(t, resp, body, 200)
+}
+
+// A client that leaves a RoadRunner stream gets the worker a STOP frame; the
+// worker ends the stream with an empty frame and serves the next request.
+func TestRoadRunnerStreamStop(t *testing.T) {
+	dir := t.TempDir()
+	s := startFerry(t, strings.Replace(rrConfig("roadrunner", "pipes", fmt.Sprintf("  exec_ttl: 3s\n  env: {RR_TEST_DIR: %q}\n", dir)), "num_workers: 2", "num_workers: 1", 1))
+	pids := func() string {
+		var ws []struct{ PID int }
+		json.Unmarshal([]byte(s.adminGet(t, "/workers")), &ws)
+		return fmt.Sprint(ws)
+	}
+	before := pids()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/endless", nil)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0, 64)
+	for !strings.Contains(string(buf), "tick7;") { // past the first PING
+		var b [64]byte
+		n, err := resp.Body.Read(b[:])
+		if err != nil {
+			t.Fatalf("after %q: %v", buf, err)
+		}
+		buf = append(buf, b[:n]...)
+	}
+	resp.Body.Close()
+	until(t, "the worker to see the STOP frame", 5*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "stopped"))
+		return err == nil
+	})
+	resp, body := get(t, s.url+"/")
+	expectStatus(t, resp, body, 200)
+	if after := pids(); after != before {
+		t.Fatalf("the worker changed:\n%s\n%s", before, after)
+	}
 }
 
 // ferry serve -c .rr.yaml reads RoadRunner's configuration, names what it

@@ -98,6 +98,7 @@ func serve(args []string) error {
 			budget := cfg.Server.WriteTimeout + cfg.Pool.DestroyTimeout
 			log.Info("shutting down: draining accepted requests", "signal", s.String(), "budget", budget)
 			ctx, cancel := context.WithTimeout(context.Background(), budget)
+			p.EndStreams() // an open event stream would hold the drain until its budget
 			ferr := make(chan error, 1)
 			go func() { ferr <- fr.shutdown(ctx) }()
 			err := errors.Join(srv.ShutdownWithContext(ctx), <-ferr)

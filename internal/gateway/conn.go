@@ -118,7 +118,7 @@ func (c *conn) Read(b []byte) (int, error) {
 }
 
 func (c *conn) Write(b []byte) (int, error) {
-	if !bytes.HasPrefix(b, []byte("HTTP/1.1 100 ")) { // the body follows a 100 Continue, not headers
+	if !bytes.HasPrefix(b, []byte("HTTP/1.1 1")) { // a 1xx (100 Continue, 103) comes before the response, not after it
 		c.head.arm()
 	}
 	written := 0

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
@@ -47,6 +48,9 @@ type Handler struct {
 	opt  Options
 	log  *slog.Logger
 	gz   *compressor
+	// writeTimeout is server.write_timeout, which a streamed answer gets per
+	// part rather than for the whole stream.
+	writeTimeout time.Duration
 }
 
 // New returns a Handler sending jobs to exec.
@@ -125,6 +129,10 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	bp := bufs.Get().(*[]byte)
 	res, ok := h.execute(ctx, bp, h.encodeRequest((*bp)[:0], ctx, form, files, parsed, b.file), data)
 	if !ok {
+		return
+	}
+	if res.Stream != nil {
+		h.streamAnswer(ctx, res)
 		return
 	}
 	file, err := writeAnswer(&ctx.Response, res.Context, res.Body)

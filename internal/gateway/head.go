@@ -19,9 +19,12 @@ const maxHeadScan = 64 << 10
 // bytes that follow it are a body or a pipelined request, checked when fasthttp
 // reads past the response that precedes them.
 type headCheck struct {
-	done bool   // this request's header block has been seen whole
-	bad  bool   // and it held a line without a colon
-	part []byte // a header block that arrived in pieces so far
+	done bool // this request's header block has been seen whole
+	// blocks counts the header blocks seen first after a response went out
+	// (earlyWriteSafe compares it with the requests served).
+	blocks uint64
+	bad    bool   // and it held a line without a colon
+	part   []byte // a header block that arrived in pieces so far
 }
 
 func (h *headCheck) arm() {
@@ -44,11 +47,13 @@ func (h *headCheck) scan(b []byte) {
 		}
 		if len(h.part) > maxHeadScan {
 			h.done = true
+			h.blocks++
 			h.part = h.part[:0]
 		}
 		return
 	}
 	h.done = true
+	h.blocks++
 	h.bad = headerLineWithoutColon(b[:end+2])
 	h.part = h.part[:0]
 }

@@ -54,7 +54,7 @@ func writeAnswer(resp *fasthttp.Response, ctx, body []byte) (*fileAnswer, error)
 		status = fasthttp.StatusOK
 	}
 	if status < 200 || status > 599 {
-		return nil, fmt.Errorf("response status %d is not a final status (200-599)", status)
+		return nil, fmt.Errorf("response status %d is not a final status (200-599); a 1xx goes before the answer (php/worker: Response::earlyHints())", status)
 	}
 	if len(resp.Header.ContentType()) == 0 {
 		resp.Header.SetContentType("text/html; charset=UTF-8") // PHP's default

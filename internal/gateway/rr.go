@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 
-	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/ferry-php/ferry/internal/rrproto"
 	"github.com/valyala/fasthttp"
 )
@@ -82,14 +81,11 @@ func (h *Handler) serveRR(ctx *fasthttp.RequestCtx, b *body) {
 	if !ok {
 		return
 	}
-	if err := writeRRAnswer(&ctx.Response, res.Context, res.Body, res.Stream); err != nil {
-		ctx.Response.Reset()
-		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
+	if res.Stream != nil {
+		h.streamAnswer(ctx, res)
 		return
 	}
-	if h.gz != nil {
-		h.gz.apply(ctx)
-	}
+	h.writeFinal(ctx, res.Context, res.Body)
 }
 
 // bytes returns the whole body, reading it back from its spool file.
@@ -314,29 +310,9 @@ func (h *Handler) rrJSONContext(buf []byte, ctx *fasthttp.RequestCtx, files *for
 	return append(buf, `,"attributes":{}}`...)
 }
 
-// writeRRAnswer turns a RoadRunner answer into the response. A streamed
-// answer's chunks come first: informational (1xx) ones are not forwarded,
-// the first other one gives the status and headers, and the bodies join.
-func writeRRAnswer(resp *fasthttp.Response, ctx, body []byte, stream []pool.Result) error {
-	head := ctx
-	if len(stream) > 0 {
-		var joined []byte
-		found := false
-		for _, part := range stream {
-			st, err := rrStatus(part.Context)
-			if err != nil {
-				return err
-			}
-			if st >= 100 && st < 200 {
-				continue
-			}
-			if !found {
-				head, found = part.Context, true
-			}
-			joined = append(joined, part.Body...)
-		}
-		body = append(joined, body...)
-	}
+// writeRRAnswer turns a RoadRunner answer (or a streamed one's head, with
+// no body) into the response.
+func writeRRAnswer(resp *fasthttp.Response, head, body []byte) error {
 	resp.Header.SetNoDefaultContentType(true)
 	status, err := decodeRRHead(head, resp)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/ferry-php/ferry/internal/rrproto"
 	"github.com/valyala/fasthttp"
 )
@@ -48,7 +47,6 @@ func TestRRAnswer(t *testing.T) {
 	cases := []struct {
 		name       string
 		ctx, body  string
-		stream     []pool.Result
 		status     int
 		ctype, out string
 		bad        bool
@@ -56,18 +54,13 @@ func TestRRAnswer(t *testing.T) {
 		{name: "proto", ctx: string(proto), body: "hi", status: 201, ctype: "text/plain; charset=utf-8", out: "hi"},
 		{name: "json", ctx: `{"status":202,"headers":{"Content-Type":["text/csv"]}}`, body: "a,b", status: 202, ctype: "text/csv", out: "a,b"},
 		{name: "json empty headers", ctx: `{"status":200,"headers":[]}`, body: "", status: 200},
-		{name: "streamed with early hints", ctx: `{"status":200,"headers":{}}`, body: "end",
-			stream: []pool.Result{{Context: []byte(`{"status":103,"headers":{"Link":["</a>"]}}`)},
-				{Context: []byte(`{"status":206,"headers":{"Content-Type":["text/x"]}}`), Body: []byte("one;")},
-				{Context: []byte(`{"status":206,"headers":{"Content-Type":["text/x"]}}`), Body: []byte("two;")}},
-			status: 206, ctype: "text/x", out: "one;two;end"},
 		{name: "informational final", ctx: `{"status":103}`, bad: true},
 		{name: "header injection", ctx: `{"status":200,"headers":{"X":["a\r\nb"]}}`, bad: true},
 		{name: "garbage", ctx: "\xff\xff", bad: true},
 	}
 	for _, c := range cases {
 		var resp fasthttp.Response
-		err := writeRRAnswer(&resp, []byte(c.ctx), []byte(c.body), c.stream)
+		err := writeRRAnswer(&resp, []byte(c.ctx), []byte(c.body))
 		if c.bad {
 			if err == nil {
 				t.Errorf("%s: accepted", c.name)

@@ -24,6 +24,7 @@ func (h *Handler) Server(l ServerLimits) *fasthttp.Server {
 	if idle == 0 {
 		idle = l.ReadTimeout
 	}
+	h.writeTimeout = l.WriteTimeout
 	conc := l.MaxConnections
 	if conc == 0 {
 		conc = 1 << 30

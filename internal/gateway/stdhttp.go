@@ -27,6 +27,7 @@ type stdHandler struct {
 func (h *stdHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := stdConns.Get().(*stdConn)
 	c.reset(r)
+	c.w = w
 	ctx := stdCtxs.Get().(*fasthttp.RequestCtx)
 	if r.TLS != nil {
 		ctx.Init2(&c.asTLS, nil, false)
@@ -131,6 +132,9 @@ func (h *stdHandler) writeStd(w http.ResponseWriter, r *http.Request, ctx *fasth
 	for {
 		n, err := src.Read(*buf)
 		if n > 0 {
+			// write_timeout holds for each part, as on the HTTP/1.1 front: an
+			// event stream lasts longer than one write.
+			h.setWriteDeadline(w)
 			if _, werr := w.Write((*buf)[:n]); werr != nil {
 				break
 			}
@@ -156,6 +160,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // whether the client is still there. Nothing is read or written through it.
 type stdConn struct {
 	asTLS  stdTLSConn // this connection seen as TLS
+	w      http.ResponseWriter
 	remote net.Addr
 	local  net.Addr
 	ctx    context.Context
@@ -196,6 +201,41 @@ func (c *stdConn) SetWriteDeadline(time.Time) error { return nil }
 
 func (c *stdTLSConn) Handshake() error                     { return nil }
 func (c *stdTLSConn) ConnectionState() tls.ConnectionState { return *c.tls }
+
+func isStd(c net.Conn) bool {
+	_, ok := stdContext(c)
+	return ok
+}
+
+// stdWriter is the ResponseWriter of a request net/http read, or nil.
+func stdWriter(c net.Conn) http.ResponseWriter {
+	switch sc := c.(type) {
+	case *stdConn:
+		return sc.w
+	case *stdTLSConn:
+		return sc.w
+	}
+	return nil
+}
+
+// writeStdInformational sends a 1xx (103 Early Hints) through net/http, on
+// HTTP/2 as a HEADERS frame. head is the HTTP/1.1 form informational() built
+// and checked; its fields must not stay for the final response.
+func writeStdInformational(w http.ResponseWriter, status int, head []byte) error {
+	lines := strings.Split(strings.TrimSuffix(string(head), "\r\n\r\n"), "\r\n")
+	hdr := w.Header()
+	var names []string
+	for _, l := range lines[1:] {
+		k, v, _ := strings.Cut(l, ": ")
+		hdr.Add(k, v)
+		names = append(names, k)
+	}
+	w.WriteHeader(status)
+	for _, k := range names {
+		hdr.Del(k)
+	}
+	return nil
+}
 
 // stdContext is what a job waits under for a request net/http read: the
 // request's context ends when the client resets the stream or closes the

@@ -17,12 +17,12 @@ import (
 // the deliveries), and then the waiting jobs get their results.
 func (w *Worker) readLoop() {
 	var (
-		cause   error
-		batch   []frame.Frame
-		owner   []*job
-		rr      = w.pool.opt.RoadRunner
-		streams [][]Result // RoadRunner: the chunks before each answer in batch
-		parts   []Result
+		cause error
+		batch []frame.Frame
+		owner []*job
+		rr    = w.pool.opt.RoadRunner
+		part  bool
+		fault error
 	)
 	for {
 		f, err := w.conn.Read()
@@ -37,21 +37,30 @@ func (w *Worker) readLoop() {
 			if !w.leakReport(f.Payload) && bytes.Contains(f.Payload, []byte(`"stop"`)) {
 				w.pool.retire(w, "worker asked to stop")
 			}
-		} else if rr {
-			ok, err := w.rrFrame(&f, &parts)
-			if err != nil {
-				cause = err
+		} else {
+			if rr {
+				part, fault = w.rrFrame(&f)
+			} else {
+				part, fault = checkAnswer(&f)
+			}
+			if fault != nil {
+				cause = fault
 				break
 			}
-			if ok {
-				batch = append(batch, f)
-				streams = append(streams, parts)
-				parts = nil
+			if part {
+				// The answers read before it go first: delivering a part
+				// may wait for a slow client.
+				if len(batch) > 0 {
+					now := time.Now()
+					owner = w.settle(batch, owner[:0], now)
+					w.deliver(batch, owner, now)
+					w.answeredBatch(len(batch))
+					clear(batch)
+					batch = batch[:0]
+				}
+				w.part(&f, f.Options[1])
+				continue
 			}
-		} else if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
-			cause = fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
-			break
-		} else {
 			batch = append(batch, f)
 		}
 		if w.conn.Buffered() > 0 && len(batch) < w.pool.opt.Pipeline {
@@ -61,17 +70,15 @@ func (w *Worker) readLoop() {
 		// jobs' timings.
 		now := time.Now()
 		owner = w.settle(batch, owner[:0], now)
-		w.deliver(batch, owner, streams, now)
+		w.deliver(batch, owner, now)
 		w.answeredBatch(len(batch))
 		clear(batch)
 		batch = batch[:0]
-		clear(streams)
-		streams = streams[:0]
 	}
 	w.pool.lost(w, w.answered+len(batch) > 0)
 	now := time.Now()
 	owner = w.settle(batch, owner[:0], now) // answers read before the failure
-	w.deliver(batch, owner, streams, now)
+	w.deliver(batch, owner, now)
 	w.answeredBatch(len(batch))
 	w.mu.Lock()
 	held := w.inflight
@@ -104,6 +111,15 @@ func (w *Worker) readLoop() {
 	w.pool.gone(w, cause, lostJobs)
 }
 
+// checkAnswer checks the options of a Ferry answer and reports whether it is
+// one part of a streamed answer (STREAM in byte 10).
+func checkAnswer(f *frame.Frame) (bool, error) {
+	if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
+		return false, fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
+	}
+	return f.Stream&frame.Stream != 0 && f.Flags&frame.Error == 0, nil
+}
+
 // answeredBatch notes n answers; the first one shows the worker can serve,
 // which ends a run of failed starts.
 func (w *Worker) answeredBatch(n int) {
@@ -133,6 +149,9 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job
 		j := w.inflight[id]
 		if j != nil {
 			delete(w.inflight, id)
+			if j.streaming {
+				w.streaming--
+			}
 			w.answeredLocked(id)
 			w.inPipe -= frame.Size(2, len(j.ctx)+len(j.body))
 		}
@@ -179,7 +198,7 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job
 }
 
 // deliver hands each answer to the job waiting for it.
-func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result, now time.Time) {
+func (w *Worker) deliver(batch []frame.Frame, owner []*job, now time.Time) {
 	if len(batch) == 0 {
 		return
 	}
@@ -190,9 +209,9 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, streams [][]Result, 
 			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
 		case f.Flags&frame.Error != 0:
 			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
-		case streams != nil:
+		case w.pool.opt.RoadRunner:
 			n := f.Options[0]
-			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Stream: streams[i], Timing: w.timeJob(j, now)}
+			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Timing: w.timeJob(j, now)}
 			if w.rrStopped(res) {
 				j.ch <- result{err: errUnsent}
 				continue

@@ -16,6 +16,11 @@ func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 	j := jobs.Get().(*job)
 	j.ctx, j.body = jobCtx, body
 	r := p.run(ctx, j)
+	if r.more {
+		// j now belongs to the stream, which releases it after the last part.
+		r.res.Stream = &Stream{p: p, j: j}
+		return r.res, nil
+	}
 	// Nothing refers to j any more: it left every job table before its result
 	// was sent, and the watchdog only looks at jobs inside those tables.
 	j.reset()
@@ -33,6 +38,9 @@ func (p *Pool) run(ctx context.Context, j *job) result {
 		r := result{err: w.submit(j)}
 		if r.err == nil {
 			r = p.wait(ctx, j)
+		}
+		if r.more {
+			return r
 		}
 		unsent := r.err == errUnsent
 		p.release(j, !unsent)

@@ -38,6 +38,9 @@ type Pool struct {
 	reloads   reloads
 	history   history // counters and retired workers, for metrics
 
+	// endStreams is set once the server drains: streamed answers are told to end.
+	endStreams atomic.Bool
+
 	kick    chan struct{}
 	drained chan struct{} // closed when the workers start stopping
 	stopped chan struct{} // closed when every worker is gone

@@ -30,13 +30,12 @@ func appendRRJob(buf []byte, flags byte, j *job) []byte {
 }
 
 // rrFrame checks an answer from a RoadRunner worker and gives it the
-// [ctxLen, jobId] options readLoop expects; the id is resolved in settle.
-// A stream chunk is kept in parts and reports false: the job is answered by
-// the frame that ends the stream.
-func (w *Worker) rrFrame(f *frame.Frame, parts *[]Result) (bool, error) {
+// [ctxLen, jobId] options readLoop expects; the id is resolved in settle (or
+// in part, for a stream chunk, which it reports).
+func (w *Worker) rrFrame(f *frame.Frame) (bool, error) {
 	if f.Flags&frame.Error != 0 {
 		f.Options = []uint32{0, 0}
-		return true, nil
+		return false, nil
 	}
 	if len(f.Options) < 1 || int(f.Options[0]) > len(f.Payload) {
 		return false, fmt.Errorf("answer without a [ctxLen] option or with ctxLen past the payload (options %v)", f.Options)
@@ -45,12 +44,8 @@ func (w *Worker) rrFrame(f *frame.Frame, parts *[]Result) (bool, error) {
 	if f.Stream&frame.Ping != 0 {
 		w.pong()
 	}
-	if f.Stream&frame.Stream != 0 {
-		*parts = append(*parts, Result{Context: f.Payload[:n:n], Body: f.Payload[n:]})
-		return false, nil
-	}
 	f.Options = []uint32{n, 0}
-	return true, nil
+	return f.Stream&frame.Stream != 0, nil
 }
 
 // pong answers a PING, which a streaming worker sends every few chunks to

@@ -215,7 +215,8 @@ func (w *Worker) ranLocked(n int, now time.Time) time.Duration {
 // waits. One on its last job gets the next ones while jobs are short, so that
 // it finds them when it is done instead of waiting for a round trip through
 // the server: they wait behind that one job, as they would in a batch. Until
-// jobs have been measured, none is assumed short.
+// jobs have been measured, none is assumed short. Nor is anything sent ahead to
+// a worker that streams an answer, which may last as long as its client listens.
 func (w *Worker) prefetchLocked() bool {
-	return w.sent == 0 || (w.sent == 1 && w.pool.jobNanos.Load() > 0 && w.pool.batchLimit() > 1)
+	return w.sent == 0 || (w.sent == 1 && w.streaming == 0 && w.pool.jobNanos.Load() > 0 && w.pool.batchLimit() > 1)
 }

@@ -16,6 +16,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		}
 	}
 	p.mu.Unlock()
+	p.EndStreams()
 	var err error
 	select {
 	case <-p.drained:

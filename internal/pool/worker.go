@@ -21,15 +21,16 @@ import (
 type Result struct {
 	Context []byte
 	Body    []byte
-	// Stream holds the chunks a RoadRunner worker streamed before this,
-	// its final frame, in order (see rr.go).
-	Stream []Result
+	// Stream is set when the worker streams its answer: this Result is the
+	// first part, and the caller must read the rest or Stop it (stream.go).
+	Stream *Stream
 	Timing Timing
 }
 
 type result struct {
-	res Result
-	err error
+	res  Result
+	err  error
+	more bool // a part of a streamed answer; others follow
 }
 
 // job is one unit of work, from Exec until its answer comes back.
@@ -52,6 +53,8 @@ type job struct {
 	sent     bool  // written: from then on the worker owns it
 	seen     int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
 	timedOut bool
+
+	streaming bool // it has sent answer parts, under w.mu
 }
 
 func (j *job) reset() {
@@ -97,6 +100,10 @@ type Worker struct {
 	runFrom  time.Time // when a sequential worker's oldest unanswered job started running
 	inPipe   int       // bytes of the jobs sent and not answered: at most this much is unread
 	rrQuit   bool      // a RoadRunner worker answered with Worker::stop()
+	// streaming counts the jobs sending answer parts: a sequential worker
+	// streaming may hold its job for as long as a client listens, so nothing
+	// is sent ahead to wait behind it.
+	streaming int
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
 

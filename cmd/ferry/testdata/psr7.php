@@ -8,6 +8,12 @@ use Psr\Http\Message\ServerRequestInterface;
 
 Psr7Worker::create()->run(static function (ServerRequestInterface $req) {
     $f = new Nyholm\Psr7\Factory\Psr17Factory();
+    if ($req->getUri()->getPath() === '/pipe') {
+        // A body of unknown size (a pipe): the bridge streams it as it is read.
+        $n = (int)($req->getQueryParams()['bytes'] ?? 0);
+        $pipe = popen('head -c ' . $n . ' /dev/zero', 'r');
+        return $f->createResponse(200)->withHeader('Content-Type', 'application/octet-stream')->withBody($f->createStreamFromResource($pipe));
+    }
     $out = [
         'method' => $req->getMethod(),
         'path' => $req->getUri()->getPath(),

@@ -35,6 +35,18 @@ declare(strict_types=1);
  *     remote_addr, 2 protocol, 3 method, 4 uri, 5 header, 6 cookies, 7
  *     raw_query, 8 parsed, 9 uploads, 10 attributes; maps of HeaderValue
  *     {repeated string value = 1}; Response 1 status (int64), 2 headers.
+ * [T] roadrunner-http tests/Server/Command/StreamStop.php and roadrunner-worker
+ *     src/PayloadFactory.php: the server stops a stream with a frame whose flags
+ *     are 0, options [0], payload empty and byte10 STOP; the worker takes any
+ *     frame with STOP in byte10 as StreamStop, and waitPayload() skips a late one.
+ *     HttpWorker::respondStream() looks for it before each chunk
+ *     (getPayload(StreamStop::class)), throws StreamStoppedException into the
+ *     generator and answers respond(new Payload('')), an empty non-stream
+ *     frame, "RoadRunner is waiting for a Stream Stop Frame to confirm that the
+ *     stream is closed". In the JSON codec only the first chunk has a header.
+ * [D] docs.roadrunner.dev/http/resp-streaming: "You may send a 103 Early Hints
+ *     status code (or any 1XX status code) to the client at any time during
+ *     streaming", as respond(103, '', $headers, endOfStream: false).
  * [S] roadrunner-http src/PSR7Worker.php: uploads become UploadedFile objects
  *     from {name, mime, size, error, tmpName}; cookies, query, parsed body
  *     and headers go on the ServerRequest.
@@ -399,7 +411,7 @@ function handle(ServerRequestInterface $req, Closure $respond, Relay $relay): vo
             $relay->send(ERROR, 0, [], 'boom from the worker'); // [W] error()
             return;
         case '/stream':
-            // [H] a 1xx first, then chunks with STREAM (the fifth with PING), then the end.
+            // [H][D] a 1xx first, then chunks with STREAM (the fifth with PING), then the end.
             $respond(103, ['Link' => ['</style.css>; rel=preload; as=style']], '', false);
             $headers = ['Content-Type' => ['text/plain'], 'X-Streamed' => ['yes']];
             for ($i = 1; $i <= 6; $i++) {
@@ -418,6 +430,32 @@ function handle(ServerRequestInterface $req, Closure $respond, Relay $relay): vo
             }
             $respond(200, $headers, 'end', true);
             return;
+        case '/endless':
+            // [T] respondStream(): the head goes with the first chunk only; before
+            // each chunk the worker looks for a STOP frame, and on one it answers
+            // with an empty, non-stream frame. [W] every fifth chunk carries PING.
+            for ($i = 1; ; $i++) {
+                while ($relay->ready()) {
+                    $f = $relay->readWire();
+                    if ($f === null || ($f[1] & STOP)) {
+                        $relay->send(0, 0, [0], '');
+                        if (($dir = getenv('RR_TEST_DIR')) !== false) {
+                            file_put_contents("$dir/stopped", (string)$i);
+                        }
+                        return;
+                    }
+                    if (!($f[1] & PONG)) {
+                        $relay->queue[] = $f;
+                    }
+                }
+                $body = "tick$i;";
+                if ($i === 1) {
+                    $respond(200, ['Content-Type' => ['text/plain']], $body, false);
+                } else {
+                    $relay->send($GLOBALS['codec'], STREAM | ($i % 5 === 0 ? PING : 0), [0], $body);
+                }
+                usleep(10_000);
+            }
     }
     $respond(404, ['Content-Type' => ['text/plain']], 'no route ' . $path);
 }

@@ -3,14 +3,15 @@
 // frame protocol by hand so pool behaviour is tested independently of php/worker.
 // Jobs: "echo:<x>" answers x; "crash" exits; "sleep:<ms>" sleeps then answers;
 // "die:<ms>" sleeps then exits; "error" answers an ERROR frame; "leak:<kib>" keeps memory; "pid" answers getmypid();
+// "parts:<n>,<ms>" streams n parts <ms> apart, then answers "end";
 // "seen" answers the jobs this process has received so far, one per line (clipped);
 // "hold:<file>" answers once <file> exists, "holddie:<file>" exits then: tests open the gate when ready.
 // SPAWN_LOG=<file> appends a line per process started; EXIT_AFTER_HANDSHAKE=<file> exits once ready if <file> exists.
 declare(strict_types=1);
 
-function frame(int $flags, array $opts, string $payload): string {
+function frame(int $flags, array $opts, string $payload, int $byte10 = 0): string {
     $h = chr(0x10 | (3 + count($opts))) . chr($flags) . pack('V', strlen($payload));
-    $h .= pack('V', crc32($h)) . "\0\0";
+    $h .= pack('V', crc32($h)) . chr($byte10) . "\0";
     foreach ($opts as $o) { $h .= pack('V', $o); }
     return $h . $payload;
 }
@@ -65,6 +66,14 @@ while (true) {
         case 'error': fwrite($out, frame(0x40, [0, $id], 'it failed')); continue 2;
         case 'leak': $leak[] = str_repeat('x', (int)$arg * 1024); $ans = 'leaked'; break;
         case 'pid': $ans = (string)getmypid(); break;
+        case 'parts': // "parts:<n>,<ms>": n STREAM parts <ms> apart (the first with the context), then the end
+            [$n, $ms] = array_map('intval', explode(',', $arg));
+            for ($i = 1; $i <= $n; $i++) {
+                if ($i > 1) { usleep($ms * 1000); }
+                fwrite($out, $i === 1 ? frame(0x04, [3, $id], "ctxp$i;", 0x01) : frame(0x04, [0, $id], "p$i;", 0x01));
+            }
+            usleep($ms * 1000);
+            $ans = 'end'; break;
         case 'seen': $ans = implode("\n", $seen); break;
         case 'retire':
             fwrite($out, frame(0x04, [3, $id], 'ctxretiring') . frame(0x09, [], '{"stop":true}'));

@@ -45,6 +45,8 @@ final class Worker
     /** null unless the server runs with pool.leak_watch */
     private readonly ?LeakWatch $leaks;
     private static ?\Closure $logger = null;
+    /** @var array<int, bool> jobs that sent answer parts => whether the server stopped them */
+    private array $streams = [];
     public readonly int $maxConcurrency;
 
     public function __construct(
@@ -359,6 +361,7 @@ final class Worker
             return;
         }
         $job->answered = true;
+        unset($this->streams[$job->payload->id]);
         $this->outbox .= $answer;
         $this->flush();
     }
@@ -374,6 +377,58 @@ final class Worker
         if (!$this->closed) {
             $this->relay->write($bytes);
         }
+    }
+
+    /**
+     * Sends one part of job $id's answer now (a STREAM frame, docs/protocol.md "Streamed
+     * answers"); the job's ordinary answer ends it later. Returns false, and sends
+     * nothing, once the server has stopped the job because its client went away: the
+     * caller then stops producing and answers (with an empty body) at once.
+     */
+    public function sendPart(int $id, string $context, string $body): bool
+    {
+        if (!$this->partWanted($id)) {
+            return false;
+        }
+        $this->streams[$id] ??= false;
+        $max = $this->codec->maxPayload;
+        do {
+            // A part over the frame limit goes as several frames: the server only
+            // sees bytes.
+            $take = max(0, $max - \strlen($context));
+            $this->outbox .= FrameCodec::encode(Frame::CODEC_RAW, [\strlen($context), $id], $context . substr($body, 0, $take), Frame::STREAM);
+            $body = (string) substr($body, $take);
+            $context = '';
+            $this->flush();
+        } while ($body !== '');
+
+        return true;
+    }
+
+    /**
+     * Whether the server still wants job $id's answer parts (false after a STOP frame
+     * for it, or when the relay has closed). Looks at what the server sent without
+     * blocking.
+     */
+    public function partWanted(int $id): bool
+    {
+        if (!$this->fibers && !$this->closed) {
+            // In Fiber mode the runner reads while jobs run and dispatches the STOP.
+            $in = $this->relay->readStream();
+            $read = [$in];
+            $write = $except = null;
+            while (!$this->closed && @stream_select($read, $write, $except, 0) > 0) {
+                try {
+                    $this->parser->push($this->relay->read());
+                } catch (RelayClosedException) {
+                    $this->closed = true;
+                }
+                $this->dispatch($this->parser->drain());
+                $read = [$in];
+            }
+        }
+
+        return !$this->closed && !($this->streams[$id] ?? false);
     }
 
     /** @internal */
@@ -436,6 +491,15 @@ final class Worker
         foreach ($frames as $frame) {
             if (!$frame->has(Frame::CONTROL)) {
                 $this->jobs->enqueue($frame);
+                continue;
+            }
+            if (($frame->streamFlags & Frame::STOP) !== 0) {
+                // The client of a streamed answer left; a late STOP (the job has been
+                // answered) names no job of ours any more.
+                $id = $frame->options[1] ?? 0;
+                if (isset($this->streams[$id])) {
+                    $this->streams[$id] = true;
+                }
                 continue;
             }
             if (($frame->streamFlags & Frame::PING) !== 0) {

@@ -148,6 +148,7 @@ final class HttpWorker
     public function handle(\Closure $handler, Payload $payload, Job $job): Payload
     {
         $ext = $this->ext;
+        $running = StreamedAnswer::begin($this->worker, $payload->id);
         try {
             $request = Request::fromContext($payload->context, $payload->body);
             if ($this->globals || $this->script !== null) {
@@ -167,6 +168,9 @@ final class HttpWorker
                 $response = self::toResponse($result, $this->phpStatus($result));
             }
             $output = $job->takeOutput();
+            if ($response->getParts() !== null) {
+                return StreamedAnswer::send($this->worker, $response, $output, $job);
+            }
             if ($output !== '' && $response->getFile() !== null) {
                 // The server sends the file as the whole body: nothing can go before it.
                 self::warnOnce('output-file', sprintf('%d bytes echoed by a handler that returned a file response were dropped', \strlen($output)));
@@ -179,6 +183,7 @@ final class HttpWorker
             $job->discardOutput();
             $answer = $this->failure($e, $payload->id);
         } finally {
+            StreamedAnswer::end($running);
             if ($ext) {
                 ExtRequest::abandon();
             }

@@ -24,6 +24,8 @@ final class Response
     /** @var array{path: string, offset: int, length?: int, delete: bool}|null the body the server reads from a file */
     private ?array $file = null;
 
+    /** @var iterable<mixed>|null the body as parts sent as they come (stream()) */
+    private ?iterable $parts = null;
     /** Output up to this size stays in memory in fromOutput(); more goes to a temp file. */
     public const SPOOL_THRESHOLD = 1 << 20;
 
@@ -95,6 +97,7 @@ final class Response
         if ($offset < 0 || $offset > $size || ($length !== null && ($length < 0 || $length > $size - $offset))) {
             throw new \InvalidArgumentException(sprintf('bytes %d+%s of %s are past its size %d', $offset, $length ?? 'rest', $path, $size));
         }
+        $this->parts = null;
         $this->file = ['path' => $path, 'offset' => $offset, 'delete' => $deleteAfterSend];
         if ($length !== null) {
             $this->file['length'] = $length;
@@ -103,6 +106,47 @@ final class Response
         $this->preset = null;
 
         return $this;
+    }
+
+    /**
+     * A response whose body is sent in parts as $parts yields them (a generator, any
+     * iterable of strings): each part reaches the client as soon as it is produced
+     * (chunked encoding), so a large body never sits whole in memory and Server-Sent
+     * Events work. When the client goes away, the generator is not resumed: a
+     * StreamStoppedException is thrown into it at its current yield (catch it, or use
+     * finally, to clean up) and the worker moves on to the next request.
+     *
+     * @param iterable<mixed> $parts
+     * @param array<string, string|list<string>> $headers
+     */
+    public static function stream(iterable $parts, int $status = 200, array $headers = []): self
+    {
+        $response = new self($status, $headers);
+        $response->parts = $parts;
+
+        return $response;
+    }
+
+    /**
+     * @return iterable<mixed>|null the parts of a streamed body, null for a plain one
+     */
+    public function getParts(): ?iterable
+    {
+        return $this->parts;
+    }
+
+    /**
+     * Sends a 103 Early Hints response now, before the final one, so that the client
+     * starts loading what $headers name (Link: </app.css>; rel=preload; as=style) while
+     * the application still works. Call it during a request served by HttpWorker; it
+     * returns false when there is none, or when the client has gone. Clients that
+     * do not understand 1xx ignore it, and the server drops it on HTTP/1.0.
+     *
+     * @param array<string, string|list<string>> $headers
+     */
+    public static function earlyHints(array $headers): bool
+    {
+        return StreamedAnswer::earlyHints((new self(103, $headers))->headers);
     }
 
     /**
@@ -354,8 +398,8 @@ final class Response
      */
     public function write(string $chunk): self
     {
-        if ($this->file !== null) {
-            throw new \LogicException('the body of this response is a file');
+        if ($this->file !== null || $this->parts !== null) {
+            throw new \LogicException('the body of this response is ' . ($this->file !== null ? 'a file' : 'streamed'));
         }
         $this->body .= $chunk;
 

@@ -12,6 +12,7 @@ use Nyholm\Psr7\ServerRequest;
 use Nyholm\Psr7\Stream;
 use Nyholm\Psr7\UploadedFile;
 use Psr\Http\Message\ResponseInterface;
+use Psr\Http\Message\StreamInterface;
 use Psr\Http\Message\ServerRequestInterface;
 
 /**
@@ -146,7 +147,13 @@ final class Psr7Worker
             $body->rewind();
         }
         $status = $response->getStatusCode();
-        $answer = new Response($status, $response->getHeaders(), $body->getContents());
+        $size = $body->getSize();
+        // A body of unknown size (a pipe, a socket, a generator-backed stream: Server-
+        // Sent Events; a pipe reports size 0, so not seekable counts as unknown) or a
+        // large one is sent in parts as it is read, never whole in memory.
+        $answer = $size === null || $size > Response::SPOOL_THRESHOLD || !$body->isSeekable()
+            ? Response::stream(self::chunks($body), $status, $response->getHeaders())
+            : new Response($status, $response->getHeaders(), $body->getContents());
         $reason = $response->getReasonPhrase();
         // Only a phrase the application chose travels: not Go's standard one, nor the
         // default the PSR-7 implementation fills in by itself (which is what withStatus()
@@ -157,6 +164,28 @@ final class Psr7Worker
 
         return $answer;
     }
+
+    /**
+     * The body read in parts of up to 64 KiB; each is sent as soon as it is read.
+     *
+     * @return \Generator<int, string>
+     */
+    public static function chunks(StreamInterface $body): \Generator
+    {
+        try {
+            while (!$body->eof()) {
+                $part = $body->read(self::CHUNK);
+                if ($part !== '') {
+                    yield $part;
+                }
+            }
+        } finally {
+            $body->close();
+        }
+    }
+
+    /** Bytes read from a streamed PSR-7 body per part. */
+    public const CHUNK = 64 << 10;
 
     /**
      * $_FILES shape -> tree of UploadedFile mirroring the field names.

@@ -1,0 +1,278 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/ferry-php/ferry/internal/rrproto"
+	"github.com/valyala/fasthttp"
+)
+
+// streamAnswer sends an answer the worker streams (docs/protocol.md,
+// "Streamed answers"). Its parts open with heads: informational ones (1xx,
+// Early Hints) go to the client at once, then the final head starts the
+// response and every later part's body goes out as one chunk as soon as it
+// arrives. A final head in the frame that ends the answer is an ordinary,
+// buffered answer (a 103 before a normal response).
+//
+// Compression is skipped: a compressor holds bytes back until it has enough
+// to compress, which is what a stream (Server-Sent Events) must not do.
+func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
+	s := part.Stream
+	last := false
+	for {
+		status, err := h.partStatus(part.Context)
+		if err == nil && len(part.Context) == 0 {
+			err = errors.New("a streamed answer starts without a head (status and headers)")
+		}
+		if err == nil && status < 200 && last {
+			err = fmt.Errorf("a streamed answer ends with the informational status %d and no final one", status)
+		}
+		if err != nil {
+			if !last {
+				s.Discard()
+			}
+			h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
+			return
+		}
+		if status >= 200 {
+			break
+		}
+		if err := h.informational(ctx, status, part.Context); err != nil {
+			s.Discard()
+			h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
+			return
+		}
+		if part, last, err = s.Next(); err != nil {
+			h.execFailed(ctx, err)
+			return
+		}
+	}
+	if last {
+		h.writeFinal(ctx, part.Context, part.Body)
+		return
+	}
+	var err error
+	if h.opt.RoadRunner != 0 {
+		err = writeRRAnswer(&ctx.Response, part.Context, nil)
+	} else {
+		var file *fileAnswer
+		if file, err = writeAnswer(&ctx.Response, part.Context, nil); err == nil && file != nil {
+			err = errors.New("a streamed answer cannot name a file")
+		}
+	}
+	if err != nil {
+		s.Discard()
+		ctx.Response.Reset()
+		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
+		return
+	}
+	if ctx.IsHead() {
+		s.Discard()
+		return
+	}
+	r := &streamBody{s: s, buf: part.Body, h: h, uri: string(ctx.RequestURI()), conn: ctx.Conn()}
+	// A client that leaves while PHP is between parts (an idle event
+	// stream) is noticed by the connection watch, not by a failed write.
+	gone := jobContext(ctx.Conn())
+	r.unwatch = context.AfterFunc(gone, s.Stop)
+	r.gone = gone
+	if ctx.Request.Header.IsHTTP11() || isStd(ctx.Conn()) {
+		// net/http's stacks send each read as it comes too (DATA frames on HTTP/2).
+		ctx.Response.SetBodyStream(r, -1)
+		return
+	}
+	// HTTP/1.0 has no chunked encoding: the body runs until the connection
+	// closes. fasthttp only streams chunked, and skips a hijack on a
+	// connection it closes, so the connection is taken over with the head
+	// unwritten, and written here.
+	ctx.Response.Header.SetContentLength(-2) // no Content-Length; Connection: close
+	head := bytes.Replace(ctx.Response.Header.Header(), []byte("Transfer-Encoding: identity\r\n"), nil, 1)
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(c net.Conn) {
+		if _, err := c.Write(head); err == nil {
+			io.Copy(struct{ io.Writer }{c}, r)
+		}
+		r.Close()
+	})
+}
+
+// writeFinal is the tail of Serve for a complete answer.
+func (h *Handler) writeFinal(ctx *fasthttp.RequestCtx, head, body []byte) {
+	var err error
+	if h.opt.RoadRunner != 0 {
+		err = writeRRAnswer(&ctx.Response, head, body)
+	} else {
+		var file *fileAnswer
+		if file, err = writeAnswer(&ctx.Response, head, body); err == nil && file != nil {
+			err = file.attach(ctx, body)
+			if err == nil {
+				return
+			}
+		}
+	}
+	if err != nil {
+		ctx.Response.Reset()
+		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
+		return
+	}
+	if h.gz != nil {
+		h.gz.apply(ctx)
+	}
+}
+
+// partStatus reads the status of a part's head; 0 when it has none.
+func (h *Handler) partStatus(head []byte) (int, error) {
+	if len(head) == 0 {
+		return 0, nil
+	}
+	if h.opt.RoadRunner != 0 {
+		st, err := rrStatus(head)
+		if err != nil {
+			return 0, fmt.Errorf("response context is not an http.v1.Response: %w", err)
+		}
+		if st < 100 || st > 599 {
+			return 0, fmt.Errorf("response status %d is not within 100-599", st)
+		}
+		return int(st), nil
+	}
+	var a answer
+	if err := json.Unmarshal(head, &a); err != nil {
+		return 0, fmt.Errorf("response context is not {\"status\",\"headers\"} JSON: %w (%.200q)", err, head)
+	}
+	if a.Status == 0 {
+		return 200, nil
+	}
+	if a.Status < 100 || a.Status > 599 {
+		return 0, fmt.Errorf("response status %d is not within 100-599", a.Status)
+	}
+	return a.Status, nil
+}
+
+// informational writes a 1xx response (103 Early Hints) ahead of the final
+// one. HTTP/1.0 has no 1xx (RFC 9110 15.2), and fasthttp may still hold the
+// previous response of a pipelining client in its buffer, where a 1xx written
+// to the socket would overtake it: both are skipped, which a client must
+// tolerate anyway. 101 would switch protocols and is refused.
+func (h *Handler) informational(ctx *fasthttp.RequestCtx, status int, head []byte) error {
+	if status == fasthttp.StatusSwitchingProtocols {
+		return errors.New("a worker cannot answer 101 Switching Protocols")
+	}
+	b := append(make([]byte, 0, 256), "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, fasthttp.StatusMessage(status)...)
+	b = append(b, "\r\n"...)
+	line := func(k, v []byte) error {
+		if !validName(k) {
+			return fmt.Errorf("response header name %q is not a valid field name", k)
+		}
+		if !validValue(v) {
+			return fmt.Errorf("response header %s: value %q holds CR, LF or NUL", k, v)
+		}
+		b = append(append(append(append(b, k...), ": "...), v...), "\r\n"...)
+		return nil
+	}
+	if h.opt.RoadRunner != 0 && !isJSONHead(head) {
+		if _, err := rrproto.DecodeResponse(head, line); err != nil {
+			return err
+		}
+	} else {
+		var a answer
+		if err := json.Unmarshal(head, &a); err != nil {
+			return err
+		}
+		for k, vs := range a.Headers {
+			for _, v := range vs {
+				if err := line([]byte(k), []byte(v)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	b = append(b, "\r\n"...)
+	if w := stdWriter(ctx.Conn()); w != nil {
+		return writeStdInformational(w, status, b)
+	}
+	if !ctx.Request.Header.IsHTTP11() || !earlyWriteSafe(ctx) {
+		return nil
+	}
+	_, err := ctx.Conn().Write(b)
+	return err // a client gone now fails the final write as well
+}
+
+// earlyWriteSafe reports whether everything fasthttp answered before on this
+// connection has left its buffer. It flushes after each response unless the
+// next request had already been read, which happens only when a request
+// arrives before the previous response went out: then that request's header
+// block is never the first one read after a response (conn.head counts those).
+func earlyWriteSafe(ctx *fasthttp.RequestCtx) bool {
+	n := ctx.ConnRequestNum()
+	if n == 1 {
+		return true
+	}
+	c, ok := ctx.Conn().(*conn)
+	return ok && c.head.blocks == n
+}
+
+// streamBody is the body of a streamed response: fasthttp reads it and sends
+// each read as one chunk, flushed.
+type streamBody struct {
+	s       *pool.Stream
+	h       *Handler
+	uri     string
+	buf     []byte
+	done    bool
+	err     error
+	gone    *clientGone
+	unwatch func() bool
+	conn    net.Conn
+}
+
+func (r *streamBody) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if r.done {
+			return 0, r.err
+		}
+		part, last, err := r.s.Next()
+		switch {
+		case err != nil:
+			// Headers are out: only a truncated chunked body (no final
+			// zero-length chunk) tells the client the answer is incomplete.
+			r.done, r.err = true, err
+			r.h.log.Warn("a streamed answer ended early", "uri", r.uri, "error", err)
+			return 0, err
+		case last:
+			r.done, r.err = true, io.EOF
+		}
+		r.buf = part.Body
+		if r.h.writeTimeout > 0 {
+			// fasthttp gives the whole response write_timeout; an event
+			// stream lasts longer, so each part gets it instead.
+			r.conn.SetWriteDeadline(time.Now().Add(r.h.writeTimeout))
+		}
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// Close is called by fasthttp once the response is written or its write
+// failed: a stream not read to its end has lost its client.
+func (r *streamBody) Close() error {
+	r.unwatch()
+	r.gone.release()
+	if !r.done {
+		r.done = true
+		r.s.Discard()
+	}
+	return nil
+}

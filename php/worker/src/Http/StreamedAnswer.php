@@ -1,0 +1,116 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Http;
+
+use Ferry\Worker\Frame;
+use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Job;
+use Ferry\Worker\Payload;
+use Ferry\Worker\Worker;
+
+/**
+ * @internal An answer sent in parts (docs/protocol.md, "Streamed answers"): the parts of
+ * Response::stream() and the 103s of Response::earlyHints(), for HttpWorker.
+ */
+final class StreamedAnswer
+{
+    /** @var array{Worker, int}|null the running request of a sequential worker */
+    private static ?array $running = null;
+    /** @var \WeakMap<\Fiber, array{Worker, int}>|null the same per Fiber */
+    private static ?\WeakMap $fiberRunning = null;
+
+    /**
+     * Notes the request that runs now, for earlyHints(); returns what end() takes.
+     */
+    public static function begin(Worker $worker, int $id): ?\Fiber
+    {
+        $fiber = $worker->fibers ? \Fiber::getCurrent() : null;
+        if ($fiber !== null) {
+            self::$fiberRunning ??= new \WeakMap();
+            self::$fiberRunning[$fiber] = [$worker, $id];
+        } else {
+            self::$running = [$worker, $id];
+        }
+
+        return $fiber;
+    }
+
+    public static function end(?\Fiber $fiber): void
+    {
+        if ($fiber !== null) {
+            unset(self::$fiberRunning[$fiber]);
+        } else {
+            self::$running = null;
+        }
+    }
+
+    /**
+     * A 103 part for the running request; false when there is none or its client left.
+     *
+     * @param array<string, list<string>> $headers
+     */
+    public static function earlyHints(array $headers): bool
+    {
+        $fiber = \Fiber::getCurrent();
+        $running = $fiber !== null ? (self::$fiberRunning[$fiber] ?? null) : self::$running;
+        if ($running === null) {
+            return false;
+        }
+        $context = json_encode(['status' => 103, 'headers' => $headers === [] ? new \stdClass() : $headers], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR);
+
+        return $running[0]->sendPart($running[1], $context, '');
+    }
+
+    /**
+     * Sends a streamed body part by part (the head with the first one), then returns the
+     * empty answer that ends it. What the application echoes meanwhile goes with the next
+     * part, in order. When the client has gone, the generator is not resumed:
+     * StreamStoppedException is thrown in at its yield.
+     */
+    public static function send(Worker $worker, Response $response, string $output, Job $job): Payload
+    {
+        $id = $job->payload->id;
+        $head = $response->context();
+        $parts = $response->getParts() ?? [];
+        $iterator = $parts instanceof \Iterator ? $parts : (\is_array($parts) ? new \ArrayIterator($parts) : new \IteratorIterator($parts));
+        $sent = false;
+        try {
+            for ($iterator->rewind(); $iterator->valid(); $iterator->next()) {
+                // What the generator echoed on its way to this yield comes before it.
+                $chunk = $output . $job->takeOutput() . (string) $iterator->current();
+                $output = '';
+                if ($chunk === '' && $sent) {
+                    continue;
+                }
+                if (!$worker->sendPart($id, $sent ? '' : $head, $chunk)) {
+                    if ($iterator instanceof \Generator) {
+                        try {
+                            $iterator->throw(new StreamStoppedException('the client has gone'));
+                        } catch (StreamStoppedException) {
+                        }
+                    }
+                    $job->discardOutput();
+
+                    return new Payload('', $sent ? '' : $head);
+                }
+                $sent = true;
+            }
+        } catch (\Throwable $e) {
+            if (!$sent) {
+                throw $e; // nothing went out yet: an ordinary 500
+            }
+            // The head and some parts are out: an ERROR frame makes the server cut the
+            // response short, so the client sees it incomplete rather than complete.
+            $job->discardOutput();
+            Worker::log("request $id failed while streaming: " . Worker::describe($e) . "\n" . $e->getTraceAsString());
+            $worker->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], Worker::describe($e)));
+
+            return new Payload('', '');
+        }
+        $output .= $job->takeOutput();
+
+        return $sent ? new Payload($output, '') : new Payload($output, $head);
+    }
+}
