@@ -1,5 +1,5 @@
 """compression: what on-the-fly compression (server.compression) costs per request, on a
-17 KB HTML page, for each algorithm against compression off."""
+12 KB HTML page, for each algorithm against compression off."""
 
 import os
 
@@ -8,7 +8,7 @@ from lib.proc import http_get
 from lib.systems import Ferry, check
 
 NAME = "compression"
-TITLE = "a 17 KB HTML page with server.compression off and with gzip, zstd, br"
+TITLE = "a 12 KB HTML page with server.compression off and with gzip, zstd, br"
 COMPARES_REVISIONS = False
 ACCEPT = "gzip, br, zstd"
 ALGOS = ["gzip", "zstd", "br"]
@@ -43,7 +43,7 @@ def check_page(s):
 
 def run(ctx):
     sec = report.Section(NAME, TITLE)
-    sec.add("`bench/apps/compression/worker.php` answers the same 17 KB HTML page; four Ferrys differ only in "
+    sec.add("`bench/apps/compression/worker.php` answers the same 12 KB HTML page; four Ferrys differ only in "
             f"`server.compression` (off, or on with one algorithm at Ferry's level). wrk sends "
             f"`Accept-Encoding: {ACCEPT}`. CPU per request is the front's (where compression runs) and "
             "the PHP workers'.", "")
@@ -67,7 +67,7 @@ def run(ctx):
             extra.append(f"{a} +{r['median'] - off['median']:.1f} us of front CPU per request")
     if extra:
         sec.add("Front CPU added by compressing: " + ", ".join(extra) + ".", "")
-    sec.chart(ctx, "compression_rps.svg", "17 KB page by compression", "requests/s", report.rps_bars(results))
+    sec.chart(ctx, "compression_rps.svg", "12 KB page by compression", "requests/s", report.rps_bars(results))
     sec.data = {"results": httpbench.public(results), "ratios": ratios, "start_errors": errors,
                 "bytes": {s.key: s.body_bytes for s in started}}
     sec.summarize(ratios)

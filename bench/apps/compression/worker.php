@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-// A 17 KB HTML page (a product table), the same bytes on every request, for the
+// A 12 KB HTML page (a product table), the same bytes on every request, for the
 // compression scenario: what compressing a typical page costs the front.
 require __DIR__ . '/../../../php/worker/autoload.php';
 
