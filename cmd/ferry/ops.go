@@ -28,6 +28,7 @@ type ops struct {
 	metrics *observe.Metrics
 	health  *observe.Health
 	alog    *observe.AccessLog
+	tracing *observe.Tracing
 	notify  *observe.Notifier
 	tcp     []*http.Server
 	watch   *watch.Watcher
@@ -49,6 +50,13 @@ func newOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 		}
 		o.alog = l
 	}
+	if tr := cfg.Server.Tracing; tr.Enabled {
+		t, err := observe.NewTracing(tr.Endpoint, tr.ServiceName, tr.SampleRatio)
+		if err != nil {
+			return nil, err
+		}
+		o.tracing = t
+	}
 	go o.reopenLoop()
 	return o, nil
 }
@@ -58,7 +66,8 @@ func (o *ops) poolOptions(popt *pool.Options) { popt.Observer = o.metrics }
 // wrap puts request ids, request metrics and the access log around the front.
 func (o *ops) wrap(srv *fasthttp.Server) {
 	srv.Handler = observe.NewFront(srv.Handler, observe.FrontOptions{
-		Metrics: o.metrics, RequestIDs: o.cfg.Server.RequestID, AccessLog: o.alog, Timing: gateway.JobTiming,
+		Metrics: o.metrics, RequestIDs: o.cfg.Server.RequestID, AccessLog: o.alog, Tracing: o.tracing,
+		Timing: gateway.JobTiming,
 	})
 }
 
@@ -159,6 +168,13 @@ func (o *ops) close() {
 	o.tcp = nil
 	if o.alog != nil {
 		errs = append(errs, o.alog.Close())
+	}
+	if o.tracing != nil {
+		// The spans of the last requests; a collector that is gone costs 5 s at most.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, o.tracing.Shutdown(ctx))
+		cancel()
+		o.tracing = nil
 	}
 	if err := errors.Join(errs...); err != nil {
 		o.log.Warn("closing", "error", err)

@@ -56,6 +56,7 @@ type ServerConfig struct {
 	TrustedProxies    []string          `yaml:"trusted_proxies"`  // CIDRs whose X-Forwarded-* headers are believed
 	Debug             bool              `yaml:"debug"`
 	AccessLog         AccessLogConfig   `yaml:"access_log"`
+	Tracing           TracingConfig     `yaml:"tracing"`
 	RequestID         bool              `yaml:"request_id"`  // keep or make X-Request-Id, pass it to PHP, echo it
 	DrainDelay        time.Duration     `yaml:"drain_delay"` // /ready answers 503 this long before the listener closes
 	Watch             []string          `yaml:"watch"`       // globs; a change to a matching file reloads the workers
@@ -162,6 +163,14 @@ type AdminConfig struct {
 	HealthAddress  string `yaml:"health_address"`  // "": /health and /ready only on the socket
 }
 
+// TracingConfig exports an OpenTelemetry span per request (internal/observe/trace.go).
+type TracingConfig struct {
+	Enabled     bool    `yaml:"enabled"`
+	Endpoint    string  `yaml:"endpoint"`     // OTLP/HTTP traces URL
+	ServiceName string  `yaml:"service_name"` // resource service.name
+	SampleRatio float64 `yaml:"sample_ratio"` // share of new traces kept, 0-1
+}
+
 // AccessLogConfig writes a line per request (internal/observe/accesslog.go).
 type AccessLogConfig struct {
 	Enabled bool   `yaml:"enabled"`
@@ -192,6 +201,7 @@ func Default() *Config {
 			MaxConnections:    10000,
 			BodyBufferSize:    1 * MiB,
 			AccessLog:         AccessLogConfig{Format: "json", Path: "stderr"},
+			Tracing:           TracingConfig{Endpoint: "http://127.0.0.1:4318/v1/traces", ServiceName: "ferry", SampleRatio: 1},
 			RequestID:         false,
 			Watch:             []string{},
 			TrustedProxies:    []string{},

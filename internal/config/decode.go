@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -155,6 +156,15 @@ func (d *decoder) decodeValue(n *yaml.Node, path string, v reflect.Value, opts s
 				return
 			}
 			v.SetInt(i)
+		}
+	case v.Kind() == reflect.Float64:
+		if s, ok := d.scalar(n, path, "a number"); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				d.fail(n, path, "must be a number such as 0.25, got %q", s)
+				return
+			}
+			v.SetFloat(f)
 		}
 	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
 		d.decodeList(n, path, v, opts == "split")

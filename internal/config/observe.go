@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -22,6 +23,16 @@ func (k *checker) observe(s *ServerConfig, a *AdminConfig) {
 		if dir := filepath.Dir(al.Path); dir != "." {
 			k.dir("server.access_log.path", dir)
 		}
+	}
+	tr := &s.Tracing
+	if u, err := url.Parse(tr.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		k.err("server.tracing.endpoint", "must be an http:// or https:// URL such as http://127.0.0.1:4318/v1/traces, got %q", tr.Endpoint)
+	}
+	if tr.SampleRatio < 0 || tr.SampleRatio > 1 {
+		k.err("server.tracing.sample_ratio", "must be from 0 to 1, got %g", tr.SampleRatio)
+	}
+	if tr.ServiceName == "" {
+		k.err("server.tracing.service_name", "must not be empty")
 	}
 	k.nonNegDur("server.drain_delay", s.DrainDelay)
 	for i, g := range s.Watch {

@@ -47,6 +47,9 @@ func TestValidationErrors(t *testing.T) {
 		{"server:\n  watch: [\"/definitely/not/here/**/*.php\"]\n", `ferry.yaml:2: server.watch[0]: directory "/definitely/not/here": no such file or directory`},
 		{"admin:\n  metrics_address: 9090\n", `ferry.yaml:2: admin.metrics_address: must be host:port (e.g. "127.0.0.1:8080" or ":8080"), got "9090"`},
 		{"admin:\n  health_address: \"localhost:x\"\n", `ferry.yaml:2: admin.health_address: port must be a number from 0 to 65535, got "x"`},
+		{"server:\n  tracing:\n    sample_ratio: 2\n", "ferry.yaml:3: server.tracing.sample_ratio: must be from 0 to 1, got 2"},
+		{"server:\n  tracing:\n    sample_ratio: .nan\n", `ferry.yaml:3: server.tracing.sample_ratio: must be a number such as 0.25, got ".nan"`},
+		{"server:\n  tracing:\n    endpoint: \"collector:4318\"\n", `ferry.yaml:3: server.tracing.endpoint: must be an http:// or https:// URL such as http://127.0.0.1:4318/v1/traces, got "collector:4318"`},
 		// pool
 		{"pool:\n  command: []\n", `ferry.yaml:2: pool.command: must not be empty (e.g. ["php", "worker.php"])`},
 		{"pool:\n  command: \"  \"\n", `ferry.yaml:2: pool.command: must not be empty (e.g. ["php", "worker.php"])`},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // FrontOptions choose what Front does around each request; each part costs
@@ -14,6 +15,7 @@ type FrontOptions struct {
 	Metrics    *Metrics   // nil: no request metrics
 	RequestIDs bool       // keep or make an X-Request-Id, pass it to PHP, echo it
 	AccessLog  *AccessLog // nil: no access log
+	Tracing    *Tracing   // nil: no spans
 	// Timing reads the request's job timing (gateway.JobTiming).
 	Timing func(*fasthttp.RequestCtx) pool.Timing
 }
@@ -27,7 +29,7 @@ type Front struct {
 
 // NewFront wraps next; with nothing to do it returns next itself.
 func NewFront(next fasthttp.RequestHandler, opt FrontOptions) fasthttp.RequestHandler {
-	if opt.Metrics == nil && !opt.RequestIDs && opt.AccessLog == nil {
+	if opt.Metrics == nil && !opt.RequestIDs && opt.AccessLog == nil && opt.Tracing == nil {
 		return next
 	}
 	f := &Front{next: next, opt: opt}
@@ -46,6 +48,10 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	}
 	if f.ids != nil {
 		f.requestID(ctx)
+	}
+	var span trace.Span
+	if f.opt.Tracing != nil {
+		span = f.opt.Tracing.start(ctx, start)
 	}
 	f.next(ctx)
 	var id []byte
@@ -70,11 +76,18 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	if f.opt.Metrics != nil {
 		f.opt.Metrics.request(ctx.Method(), ctx.Response.StatusCode(), int64(ctx.Request.Header.ContentLength()), out, d)
 	}
+	if f.opt.AccessLog == nil && span == nil {
+		return
+	}
+	var job pool.Timing
+	if f.opt.Timing != nil {
+		job = f.opt.Timing(ctx)
+	}
+	if span != nil {
+		f.opt.Tracing.end(span, ctx, start.Add(d), job)
+	}
 	if f.opt.AccessLog != nil {
-		e := entry{ctx: ctx, id: id, start: start, duration: d, bytes: out}
-		if f.opt.Timing != nil {
-			e.job = f.opt.Timing(ctx)
-		}
+		e := entry{ctx: ctx, id: id, start: start, duration: d, bytes: out, job: job}
 		f.opt.AccessLog.write(&e)
 	}
 }
