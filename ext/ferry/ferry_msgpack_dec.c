@@ -11,6 +11,7 @@
 
 #include "php.h"
 #include "zend_exceptions.h"
+#include "zend_closures.h"
 #include "ferry_msgpack.h"
 #include "ferry_msgpack_read.h"
 
@@ -22,8 +23,10 @@ typedef struct {
 	int bigint;
 	bool bin_object;
 	HashTable *ext;            /* registered ext types (keys) */
-	zend_fcall_info *fci;      /* fn(int $at, int $head, int $length, int $depth): mixed */
-	zend_fcall_info_cache *fcc;
+	zval *cb;                  /* Closure(int $at, int $head, int $length, int $depth): mixed */
+	bool cb_ready;             /* fci/fcc set up: only once an ext value needs them */
+	zend_fcall_info fci;
+	zend_fcall_info_cache fcc;
 } fmp_dec;
 
 static zend_result dec_value(fmp_dec *d, size_t *off, zval *rv, zend_long depth, bool key);
@@ -83,16 +86,22 @@ static zend_result bigint(fmp_dec *d, zval *rv, uint64_t u, bool key)
 
 static zend_result ext_value(fmp_dec *d, size_t at, fmp_item *it, zval *rv, zend_long depth)
 {
-	if (d->ext && zend_hash_index_exists(d->ext, it->ext_type) && d->fci) {
+	if (d->ext && d->cb && zend_hash_index_exists(d->ext, it->ext_type)) {
+		if (!d->cb_ready) {
+			if (zend_fcall_info_init(d->cb, 0, &d->fci, &d->fcc, NULL, NULL) != SUCCESS) {
+				return FAILURE;
+			}
+			d->cb_ready = true;
+		}
 		zval args[4];
 		ZVAL_LONG(&args[0], (zend_long) at);
 		ZVAL_LONG(&args[1], it->head);
 		ZVAL_LONG(&args[2], it->len);
 		ZVAL_LONG(&args[3], depth);
-		d->fci->retval = rv;
-		d->fci->params = args;
-		d->fci->param_count = 4;
-		if (zend_call_function(d->fci, d->fcc) != SUCCESS || EG(exception)) {
+		d->fci.retval = rv;
+		d->fci.params = args;
+		d->fci.param_count = 4;
+		if (zend_call_function(&d->fci, &d->fcc) != SUCCESS || EG(exception)) {
 			zval_ptr_dtor(rv);
 			ZVAL_UNDEF(rv);
 			return FAILURE;
@@ -125,16 +134,20 @@ static zend_result dec_container(fmp_dec *d, size_t *off, zval *rv, uint32_t n, 
 		return FAILURE;
 	}
 	if (!map) {
+		zend_result r = SUCCESS;
 		array_init_size(rv, n);
 		zend_hash_real_init_packed(Z_ARRVAL_P(rv));
-		for (uint32_t i = 0; i < n; i++) {
-			zval v;
-			if (dec_value(d, off, &v, depth, false) != SUCCESS) {
-				return FAILURE;
+		/* on failure the fill stops at the last decoded element, so the array stays valid */
+		ZEND_HASH_FILL_PACKED(Z_ARRVAL_P(rv)) {
+			for (uint32_t i = 0; i < n; i++) {
+				if (dec_value(d, off, __fill_val, depth, false) != SUCCESS) {
+					r = FAILURE;
+					break;
+				}
+				ZEND_HASH_FILL_NEXT();
 			}
-			zend_hash_next_index_insert_new(Z_ARRVAL_P(rv), &v);
-		}
-		return SUCCESS;
+		} ZEND_HASH_FILL_END();
+		return r;
 	}
 	array_init_size(rv, n);
 	for (uint32_t i = 0; i < n; i++) {
@@ -190,6 +203,30 @@ static zend_result dec_value(fmp_dec *d, size_t *off, zval *rv, zend_long depth,
 {
 	size_t at = *off;
 	fmp_item it;
+	if (EXPECTED(at < d->len)) {
+		/* the commonest items of a tuple, without the general reader */
+		uint8_t c = d->buf[at];
+		if (c < 0x80) {
+			ZVAL_LONG(rv, c);
+			*off = at + 1;
+			return SUCCESS;
+		}
+		if ((c & 0xe0) == 0xa0 && at + 1 + (c & 0x1f) <= d->len) {
+			make_string(d, rv, at + 1, c & 0x1f);
+			*off = at + 1 + (c & 0x1f);
+			return SUCCESS;
+		}
+		if (c >= 0xe0) {
+			ZVAL_LONG(rv, (zend_long) c - 0x100);
+			*off = at + 1;
+			return SUCCESS;
+		}
+		if (c == 0xc0) {
+			ZVAL_NULL(rv);
+			*off = at + 1;
+			return SUCCESS;
+		}
+	}
 	ZVAL_UNDEF(rv);
 	if (at >= d->len) {
 		throw_short(d, at, 1, "value", false, 0);
@@ -261,15 +298,14 @@ static zend_result dec_value(fmp_dec *d, size_t *off, zval *rv, zend_long depth,
 }
 
 /* Ferry\Ext\msgpack_unpack(string $buffer, int &$offset, int $length, int $base = 0,
- *     int $flags = 0, int $maxDepth = 512, array $extensions = [], ?callable $ext = null): mixed */
+ *     int $flags = 0, int $maxDepth = 512, array $extensions = [], ?Closure $ext = null): mixed */
 ZEND_FUNCTION(ferry_msgpack_unpack)
 {
 	zend_string *buf;
 	zval *zoff_ref;
 	zend_long len, base = 0, flags = 0, max_depth = 512;
 	HashTable *ext = NULL;
-	zend_fcall_info fci = empty_fcall_info;
-	zend_fcall_info_cache fcc = empty_fcall_info_cache;
+	zval *cb = NULL;
 
 	ZEND_PARSE_PARAMETERS_START(3, 8)
 		Z_PARAM_STR(buf)
@@ -280,7 +316,7 @@ ZEND_FUNCTION(ferry_msgpack_unpack)
 		Z_PARAM_LONG(flags)
 		Z_PARAM_LONG(max_depth)
 		Z_PARAM_ARRAY_HT(ext)
-		Z_PARAM_FUNC_OR_NULL(fci, fcc)
+		Z_PARAM_OBJECT_OF_CLASS_OR_NULL(cb, zend_ce_closure)
 	ZEND_PARSE_PARAMETERS_END();
 
 	zval *zoff = zoff_ref;
@@ -314,8 +350,7 @@ ZEND_FUNCTION(ferry_msgpack_unpack)
 		.bigint = (int) (flags & FERRY_MP_BIGINT_MASK),
 		.bin_object = (flags & FERRY_MP_BIN_OBJECT) != 0,
 		.ext = ext,
-		.fci = ZEND_FCI_INITIALIZED(fci) ? &fci : NULL,
-		.fcc = &fcc,
+		.cb = cb,
 	};
 	/* the callback may drop the caller's reference to the buffer */
 	zend_string_addref(buf);

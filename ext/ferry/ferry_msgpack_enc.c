@@ -10,6 +10,7 @@
 
 #include "php.h"
 #include "zend_smart_str.h"
+#include "zend_closures.h"
 #include "ferry_msgpack.h"
 
 #define PACKER_MAX_DEPTH 512
@@ -17,8 +18,10 @@
 typedef struct {
 	smart_str s;
 	zend_long flags;
-	zend_fcall_info *fci; /* fn(mixed $value, int $depth): string */
-	zend_fcall_info_cache *fcc;
+	zval *cb;      /* Closure(mixed $value, int $depth): string */
+	bool cb_ready; /* fci/fcc set up: only once a value needs them */
+	zend_fcall_info fci;
+	zend_fcall_info_cache fcc;
 } fmp_enc;
 
 static zend_result enc_value(fmp_enc *e, zval *v, zend_long depth);
@@ -144,7 +147,7 @@ static zend_result enc_array(fmp_enc *e, HashTable *ht, bool map, zend_long dept
 
 static zend_result enc_callback(fmp_enc *e, zval *v, zend_long depth)
 {
-	if (!e->fci) {
+	if (!e->cb) {
 		zend_string *t = ferry_msgpack_debug_type(v);
 		zend_string *r = zend_strpprintf(0, "cannot pack a value of type %s (no callback)", ZSTR_VAL(t));
 		zend_string_release(t);
@@ -152,13 +155,19 @@ static zend_result enc_callback(fmp_enc *e, zval *v, zend_long depth)
 		zend_string_release(r);
 		return FAILURE;
 	}
+	if (!e->cb_ready) {
+		if (zend_fcall_info_init(e->cb, 0, &e->fci, &e->fcc, NULL, NULL) != SUCCESS) {
+			return FAILURE;
+		}
+		e->cb_ready = true;
+	}
 	zval args[2], rv;
 	ZVAL_COPY_VALUE(&args[0], v);
 	ZVAL_LONG(&args[1], depth);
-	e->fci->retval = &rv;
-	e->fci->params = args;
-	e->fci->param_count = 2;
-	if (zend_call_function(e->fci, e->fcc) != SUCCESS || EG(exception)) {
+	e->fci.retval = &rv;
+	e->fci.params = args;
+	e->fci.param_count = 2;
+	if (zend_call_function(&e->fci, &e->fcc) != SUCCESS || EG(exception)) {
 		return FAILURE;
 	}
 	if (Z_TYPE(rv) != IS_STRING) {
@@ -212,20 +221,19 @@ static zend_result enc_value(fmp_enc *e, zval *v, zend_long depth)
 	}
 }
 
-/* Ferry\Ext\msgpack_pack(mixed $value, int $flags = 0, int $depth = 0, ?callable $other = null): string */
+/* Ferry\Ext\msgpack_pack(mixed $value, int $flags = 0, int $depth = 0, ?Closure $other = null): string */
 ZEND_FUNCTION(ferry_msgpack_pack)
 {
 	zval *value;
 	zend_long flags = 0, depth = 0;
-	zend_fcall_info fci = empty_fcall_info;
-	zend_fcall_info_cache fcc = empty_fcall_info_cache;
+	zval *cb = NULL;
 
 	ZEND_PARSE_PARAMETERS_START(1, 4)
 		Z_PARAM_ZVAL(value)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_LONG(flags)
 		Z_PARAM_LONG(depth)
-		Z_PARAM_FUNC_OR_NULL(fci, fcc)
+		Z_PARAM_OBJECT_OF_CLASS_OR_NULL(cb, zend_ce_closure)
 	ZEND_PARSE_PARAMETERS_END();
 
 	if (depth < 0 || depth > PACKER_MAX_DEPTH) {
@@ -235,8 +243,7 @@ ZEND_FUNCTION(ferry_msgpack_pack)
 	fmp_enc e = {
 		.s = {0},
 		.flags = flags,
-		.fci = ZEND_FCI_INITIALIZED(fci) ? &fci : NULL,
-		.fcc = &fcc,
+		.cb = cb,
 	};
 	zend_result r;
 	ZVAL_DEREF(value);

@@ -45,6 +45,9 @@ typedef struct {
 
 /* Reads the item at buf[off], off < len. For str/bin/ext the whole payload must fit
  * before FMP_OK is returned; it then starts at off + it->head. */
+#if defined(__GNUC__)
+__attribute__((visibility("hidden")))
+#endif
 fmp_status fmp_read(const uint8_t *buf, size_t len, size_t off, fmp_item *it);
 
 #endif

@@ -127,6 +127,38 @@ final class BufferUnpacker extends Decoder
         return $v;
     }
 
+    /**
+     * Replaces the buffer with $data and decodes the one value it must hold: truncated data
+     * raises InsufficientData, bytes after the value MsgPackException (the buffer is then
+     * emptied). What Codec::unpack() does, in one call.
+     */
+    public function unpackMessage(string $data): mixed
+    {
+        $this->buf = $data;
+        $this->off = $this->base = $this->need = $this->depth = 0;
+        $this->len = \strlen($data);
+        if ($this->native !== null) {
+            $off = 0;
+            try {
+                $v = \Ferry\Ext\msgpack_unpack($data, $off, $this->len, 0, $this->nativeFlags, $this->maxDepth, $this->ext, $this->native);
+            } catch (MsgPackException $e) {
+                $this->off = 0;
+                $this->need = $e instanceof InsufficientData ? $this->len + $e->getMissing() : 0;
+                throw $e;
+            }
+            $this->off = $off;
+        } else {
+            $v = $this->unpack();
+        }
+        if ($this->off !== $this->len) {
+            $n = $this->len - $this->off;
+            $at = $this->off;
+            $this->reset();
+            throw new MsgPackException("$n trailing bytes after the value", $at);
+        }
+        return $v;
+    }
+
     /** @return list<mixed> every complete value in the buffer (possibly none); stops before a partial one. */
     public function tryUnpack(): array
     {

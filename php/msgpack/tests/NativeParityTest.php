@@ -72,6 +72,11 @@ final class NativeParityTest extends TestCase
     private static function assertSameDecoding(string $bytes, int $options, Extensions $exts, int $maxDepth, int $chunk, string $ctx): void
     {
         [$n, $p] = self::pair(static fn () => new BufferUnpacker('', $options, $exts, $maxDepth));
+        // the whole-message path (Codec::unpack()), trailing bytes included
+        self::assertSame(self::outcome(static fn () => $p->unpackMessage($bytes)), self::outcome(static fn () => $n->unpackMessage($bytes)), "$ctx (message)");
+        self::assertSame([$p->position(), $p->missing(), $p->remaining()], [$n->position(), $n->missing(), $n->remaining()], "$ctx (message)");
+        $n->reset();
+        $p->reset();
         for ($at = 0; $at < \strlen($bytes); $at += $chunk) {
             $piece = \substr($bytes, $at, $chunk);
             $n->append($piece);

@@ -10,7 +10,11 @@ use Ferry\MsgPack\MsgPackException;
 use Ferry\MsgPack\Packer;
 use Ferry\Tarantool\Exception\ProtocolException;
 
-/** The default codec: php/msgpack with Tarantool's decimal, uuid and error extensions. */
+/**
+ * The default codec: php/msgpack with Tarantool's decimal, uuid and error extensions. It runs
+ * ext/ferry's C codec when that extension is loaded (php/msgpack picks it; the ini setting
+ * ferry.msgpack_php_only=1 keeps pure PHP), with the same values and errors.
+ */
 final class PureCodec implements Codec
 {
     private Packer $packer;
@@ -30,16 +34,10 @@ final class PureCodec implements Codec
 
     public function unpack(string $data): mixed
     {
-        $u = $this->unpacker;
-        $u->reset($data);
         try {
-            $value = $u->unpack();
+            return $this->unpacker->unpackMessage($data);
         } catch (MsgPackException $e) {
             throw new ProtocolException('Malformed MessagePack in response: ' . $e->getMessage(), 0, $e);
         }
-        if ($u->hasRemaining()) {
-            throw new ProtocolException(\sprintf('%d trailing bytes after MessagePack value in response', $u->remaining()));
-        }
-        return $value;
     }
 }
