@@ -26,6 +26,10 @@ zend_result ferry_msgpack_new(zval *rv, const char *cls, uint32_t argc, zval *ar
 /* get_debug_type($v), for error messages. */
 zend_string *ferry_msgpack_debug_type(zval *v);
 
+/* ferry_msgpack_ext.c: 1 when the ext value was decoded into rv, 0 when the PHP
+ * extension `handler` must decode it. */
+int ferry_msgpack_ext_native(zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv);
+
 void ferry_msgpack_minit(int module_number);
 void ferry_msgpack_mshutdown(int module_number);
 

@@ -86,7 +86,11 @@ static zend_result bigint(fmp_dec *d, zval *rv, uint64_t u, bool key)
 
 static zend_result ext_value(fmp_dec *d, size_t at, fmp_item *it, zval *rv, zend_long depth)
 {
-	if (d->ext && d->cb && zend_hash_index_exists(d->ext, it->ext_type)) {
+	zval *handler = d->ext ? zend_hash_index_find(d->ext, it->ext_type) : NULL;
+	if (handler && ferry_msgpack_ext_native(handler, it->ext_type, d->buf + at + it->head, it->len, rv)) {
+		return SUCCESS;
+	}
+	if (handler && d->cb) {
 		if (!d->cb_ready) {
 			if (zend_fcall_info_init(d->cb, 0, &d->fci, &d->fcc, NULL, NULL) != SUCCESS) {
 				return FAILURE;
