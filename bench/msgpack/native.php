@@ -8,9 +8,12 @@ declare(strict_types=1);
  *
  *   php -d extension=ext/ferry/.build/modules/ferry.so bench/msgpack/native.php [rounds=15] [--json=FILE]
  *
- * The contenders run in alternated rounds (A B C A B C ...) of about 0.1 s each; the
- * table gives the median ops/s and the spread (min..max) over the rounds, and C/ext =
- * the C codec's median over ext-msgpack's (> 1: faster than ext-msgpack). ext-msgpack
+ * The contenders run in alternated rounds (A B C A B C ...) of 0.1 s of CPU time each (CPU
+ * time, not wall time, because the machine may be shared); the table gives the median ops
+ * per CPU second and the spread (min..max) over the rounds. "via php/msgpack" is
+ * Packer::pack() / BufferUnpacker::unpackMessage() (what both Codec classes run), "raw
+ * call" Ferry\Ext\msgpack_pack()/msgpack_unpack() called directly, as ext-msgpack's
+ * functions are. C/ext = median over ext-msgpack's (> 1: faster than ext-msgpack). ext-msgpack
  * cannot decode Tarantool's ext types to values (it has no decimal or uuid): in the
  * "with decimal+uuid" rows it only skips them, so those rows favour it.
  */
@@ -51,6 +54,10 @@ $messages = [
 ];
 
 $exts = Extensions::tarantool();
+$byType = $exts->byType();
+// The raw calls' callbacks: objects (pack) and ext payloads the C code leaves to PHP (none here).
+$other = static fn (mixed $v, int $depth) => throw new LogicException('not reached');
+$extCb = static fn (int $at, int $h, int $n, int $depth) => throw new LogicException('not reached');
 $cPacker = new Packer(0, $exts);
 $cUnpacker = new BufferUnpacker('', 0, $exts);
 ini_set('ferry.msgpack_php_only', '1');
@@ -58,17 +65,25 @@ $pPacker = new Packer(0, $exts);
 $pUnpacker = new BufferUnpacker('', 0, $exts);
 ini_set('ferry.msgpack_php_only', '0');
 
+/** This process's CPU seconds (user + system): unlike wall time, not inflated while other jobs run. */
+function cpu(): float
+{
+    $r = getrusage();
+    return $r['ru_utime.tv_sec'] + $r['ru_stime.tv_sec'] + ($r['ru_utime.tv_usec'] + $r['ru_stime.tv_usec']) / 1e6;
+}
+
+/** Calls $fn in batches for $budget CPU seconds; returns ops per CPU second. */
 function opsPerSecond(callable $fn, float $budget): float
 {
     $n = 0;
     $batch = 16;
-    $start = hrtime(true);
+    $start = cpu();
     do {
         for ($i = 0; $i < $batch; ++$i) {
             $fn();
         }
         $n += $batch;
-        $elapsed = (hrtime(true) - $start) / 1e9;
+        $elapsed = cpu() - $start;
     } while ($elapsed < $budget);
     return $n / $elapsed;
 }
@@ -97,7 +112,7 @@ printf("PHP %s, opcache %s, JIT %s, ext-msgpack %s, %d rounds, load %s\n\n", PHP
     $status !== false && $status['opcache_enabled'] ? 'on' : 'off',
     $status !== false && ($status['jit']['on'] ?? false) ? 'on' : 'off',
     phpversion('msgpack'), $rounds, implode(' ', array_map(static fn ($l) => sprintf('%.1f', $l), sys_getloadavg())));
-printf("%-38s %-6s %20s %20s %20s %7s %7s\n", 'message', 'op', 'pure PHP', 'C (ext/ferry)', 'ext-msgpack', 'C/pure', 'C/ext');
+printf("%-44s %-6s %21s %21s %21s %21s %7s %7s %7s\n", 'message', 'op', 'pure PHP', 'C, via php/msgpack', 'C, raw call', 'ext-msgpack', 'C/pure', 'C/ext', 'raw/ext');
 $report = [];
 $fmt = static fn (array $xs) => sprintf('%s (%s..%s)', number_format(median($xs) / 1000) . 'k', number_format(min($xs) / 1000), number_format(max($xs) / 1000));
 foreach ($messages as $name => $value) {
@@ -119,20 +134,26 @@ foreach ($messages as $name => $value) {
             'pure' => static fn () => $pPacker->pack($value),
             'c' => static fn () => $cPacker->pack($value),
             // ext-msgpack packs the ext objects as PHP-serialised maps: not comparable.
+            // objects take the Packer's callback: no raw call for the ext row
+            'raw' => str_contains($name, 'decimal') ? static fn () => $cPacker->pack($value) : static fn () => \Ferry\Ext\msgpack_pack($value, 0, 0, $other),
             'ext' => str_contains($name, 'decimal') ? static fn () => null : static fn () => msgpack_pack($value),
         ], $rounds),
         'unpack' => alternate([
             // unpackMessage() is what Codec::unpack() (php/msgpack, php/tarantool) runs
             'pure' => static fn () => $pUnpacker->unpackMessage($bytes),
             'c' => static fn () => $cUnpacker->unpackMessage($bytes),
+            'raw' => static function () use ($bytes, $byType, $extCb) {
+                $off = 0;
+                return \Ferry\Ext\msgpack_unpack($bytes, $off, \strlen($bytes), 0, 0, 512, $byType, $extCb);
+            },
             'ext' => static fn () => msgpack_unpack($bytes),
         ], $rounds),
     ];
     foreach ($runs as $op => $r) {
         $noExt = $op === 'pack' && str_contains($name, 'decimal');
-        printf("%-38s %-6s %20s %20s %20s %6.2fx %7s\n", $op === 'pack' ? $label : '', $op, $fmt($r['pure']), $fmt($r['c']),
-            $noExt ? 'n/a' : $fmt($r['ext']), median($r['c']) / median($r['pure']),
-            $noExt ? 'n/a' : sprintf('%.2fx', median($r['c']) / median($r['ext'])));
+        $ratio = static fn (string $a) => $noExt ? 'n/a' : sprintf('%.2fx', median($r[$a]) / median($r['ext']));
+        printf("%-44s %-6s %21s %21s %21s %21s %6.2fx %7s %7s\n", $op === 'pack' ? $label : '', $op, $fmt($r['pure']), $fmt($r['c']),
+            $fmt($r['raw']), $noExt ? 'n/a' : $fmt($r['ext']), median($r['c']) / median($r['pure']), $ratio('c'), $ratio('raw'));
         $report[] = ['message' => $label, 'op' => $op, 'rounds' => array_map(static fn ($xs) => array_map('round', $xs), $r)];
     }
 }

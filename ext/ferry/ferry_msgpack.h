@@ -27,8 +27,16 @@ zend_result ferry_msgpack_new(zval *rv, const char *cls, uint32_t argc, zval *ar
 zend_string *ferry_msgpack_debug_type(zval *v);
 
 /* ferry_msgpack_ext.c: 1 when the ext value was decoded into rv, 0 when the PHP
- * extension `handler` must decode it. */
-int ferry_msgpack_ext_native(zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv);
+ * extension `handler` must decode it. The cache starts zeroed for each decode. */
+typedef struct {
+	int state; /* 0 not looked up, 1 usable, -1 unusable */
+	zend_class_entry *ce;
+	uint32_t offset[3];
+} fmp_ext_class;
+typedef struct {
+	fmp_ext_class cls[3]; /* Timestamp, Decimal, Uuid */
+} fmp_ext_cache;
+int ferry_msgpack_ext_native(fmp_ext_cache *cache, zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv);
 
 void ferry_msgpack_minit(int module_number);
 void ferry_msgpack_mshutdown(int module_number);

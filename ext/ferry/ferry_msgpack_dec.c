@@ -27,6 +27,7 @@ typedef struct {
 	bool cb_ready;             /* fci/fcc set up: only once an ext value needs them */
 	zend_fcall_info fci;
 	zend_fcall_info_cache fcc;
+	fmp_ext_cache classes;
 } fmp_dec;
 
 static zend_result dec_value(fmp_dec *d, size_t *off, zval *rv, zend_long depth, bool key);
@@ -87,7 +88,7 @@ static zend_result bigint(fmp_dec *d, zval *rv, uint64_t u, bool key)
 static zend_result ext_value(fmp_dec *d, size_t at, fmp_item *it, zval *rv, zend_long depth)
 {
 	zval *handler = d->ext ? zend_hash_index_find(d->ext, it->ext_type) : NULL;
-	if (handler && ferry_msgpack_ext_native(handler, it->ext_type, d->buf + at + it->head, it->len, rv)) {
+	if (handler && ferry_msgpack_ext_native(&d->classes, handler, it->ext_type, d->buf + at + it->head, it->len, rv)) {
 		return SUCCESS;
 	}
 	if (handler && d->cb) {

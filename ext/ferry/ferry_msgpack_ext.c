@@ -23,28 +23,39 @@ static uint64_t be(const uint8_t *p, int n)
 }
 
 /* new $cls with its declared properties set directly, as the class's own (private)
- * constructor would; 0 if the class is not shaped as expected. */
-static int build(zval *rv, const char *cls, int count, const char **names, zval *values)
+ * constructor would; 0 if the class is not shaped as expected. The class and property
+ * slots are looked up once per msgpack_unpack() call (cache). */
+static int build(fmp_ext_cache *cache, int which, zval *rv, const char *cls, int count, const char **names, zval *values)
 {
-	zend_string *name = zend_strpprintf(0, "Ferry\\MsgPack\\Ext\\%s", cls);
-	zend_class_entry *ce = zend_lookup_class(name);
-	zend_string_release(name);
-	if (!ce || ce->default_properties_count != count || object_init_ex(rv, ce) != SUCCESS) {
+	fmp_ext_class *c = &cache->cls[which];
+	if (c->state == 0) {
+		c->state = -1;
+		zend_string *name = zend_strpprintf(0, "Ferry\\MsgPack\\Ext\\%s", cls);
+		zend_class_entry *ce = zend_lookup_class(name);
+		zend_string_release(name);
+		if (!ce || ce->default_properties_count != count) {
+			return 0;
+		}
+		for (int i = 0; i < count; i++) {
+			zend_property_info *pi = zend_hash_str_find_ptr(&ce->properties_info, names[i], strlen(names[i]));
+			if (!pi || (pi->flags & ZEND_ACC_STATIC)) {
+				return 0;
+			}
+			c->offset[i] = pi->offset;
+		}
+		c->ce = ce;
+		c->state = 1;
+	}
+	if (c->state < 0 || object_init_ex(rv, c->ce) != SUCCESS) {
 		return 0;
 	}
 	for (int i = 0; i < count; i++) {
-		zend_property_info *pi = zend_hash_str_find_ptr(&ce->properties_info, names[i], strlen(names[i]));
-		if (!pi || (pi->flags & ZEND_ACC_STATIC)) {
-			zval_ptr_dtor(rv);
-			ZVAL_UNDEF(rv);
-			return 0;
-		}
-		ZVAL_COPY(OBJ_PROP(Z_OBJ_P(rv), pi->offset), &values[i]);
+		ZVAL_COPY(OBJ_PROP(Z_OBJ_P(rv), c->offset[i]), &values[i]);
 	}
 	return 1;
 }
 
-static int timestamp(const uint8_t *p, uint32_t n, zval *rv)
+static int timestamp(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *rv)
 {
 	int64_t s;
 	uint64_t ns = 0;
@@ -67,10 +78,10 @@ static int timestamp(const uint8_t *p, uint32_t n, zval *rv)
 	zval v[2];
 	ZVAL_LONG(&v[0], s);
 	ZVAL_LONG(&v[1], (zend_long) ns);
-	return build(rv, "Timestamp", 2, names, v);
+	return build(cache, 0, rv, "Timestamp", 2, names, v);
 }
 
-static int uuid(const uint8_t *p, uint32_t n, zval *rv)
+static int uuid(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *rv)
 {
 	if (n != 16) {
 		return 0;
@@ -78,7 +89,7 @@ static int uuid(const uint8_t *p, uint32_t n, zval *rv)
 	static const char *names[] = {"bytes"};
 	zval v;
 	ZVAL_STRINGL(&v, (const char *) p, 16);
-	int r = build(rv, "Uuid", 1, names, &v);
+	int r = build(cache, 2, rv, "Uuid", 1, names, &v);
 	zval_ptr_dtor(&v);
 	return r;
 }
@@ -86,7 +97,7 @@ static int uuid(const uint8_t *p, uint32_t n, zval *rv)
 #define DECIMAL_MAX_DIGITS 38
 #define DECIMAL_MAX_SCALE 1000
 
-static int decimal(const uint8_t *p, uint32_t n, zval *rv)
+static int decimal(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *rv)
 {
 	/* the scale: any MessagePack int that fits a PHP int */
 	int64_t scale;
@@ -155,12 +166,12 @@ static int decimal(const uint8_t *p, uint32_t n, zval *rv)
 	ZVAL_BOOL(&v[0], negative);
 	ZVAL_STRINGL_FAST(&v[1], digits, len);
 	ZVAL_LONG(&v[2], (zend_long) scale);
-	int r = build(rv, "Decimal", 3, names, v);
+	int r = build(cache, 1, rv, "Decimal", 3, names, v);
 	zval_ptr_dtor(&v[1]);
 	return r;
 }
 
-int ferry_msgpack_ext_native(zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv)
+int ferry_msgpack_ext_native(fmp_ext_cache *cache, zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv)
 {
 	if (Z_TYPE_P(handler) != IS_OBJECT) {
 		return 0;
@@ -168,11 +179,11 @@ int ferry_msgpack_ext_native(zval *handler, int8_t type, const uint8_t *payload,
 	zend_string *cls = Z_OBJCE_P(handler)->name;
 	switch (type) {
 	case -1:
-		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\TimestampExtension") ? timestamp(payload, n, rv) : 0;
+		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\TimestampExtension") ? timestamp(cache, payload, n, rv) : 0;
 	case 1:
-		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\DecimalExtension") ? decimal(payload, n, rv) : 0;
+		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\DecimalExtension") ? decimal(cache, payload, n, rv) : 0;
 	case 2:
-		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\UuidExtension") ? uuid(payload, n, rv) : 0;
+		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\UuidExtension") ? uuid(cache, payload, n, rv) : 0;
 	}
 	return 0;
 }
