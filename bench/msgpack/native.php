@@ -18,7 +18,7 @@ declare(strict_types=1);
  * "with decimal+uuid" rows it only skips them, so those rows favour it.
  */
 
-require __DIR__ . '/../../php/msgpack/autoload.php';
+require __DIR__ . '/../../php/tarantool/autoload.php'; // and php/msgpack's
 
 use Ferry\MsgPack\BufferUnpacker;
 use Ferry\MsgPack\Ext\Decimal;
@@ -157,6 +157,28 @@ foreach ($messages as $name => $value) {
         $report[] = ['message' => $label, 'op' => $op, 'rounds' => array_map(static fn ($xs) => array_map('round', $xs), $r)];
     }
 }
+// What php/tarantool runs per reply and per request argument: its default codec (php/msgpack,
+// here on the C codec) against its ext-msgpack codec (ExtCodec, no ext types).
+$tc = new Ferry\Tarantool\Codec\PureCodec();
+$te = new Ferry\Tarantool\Codec\ExtCodec();
+printf("\nphp/tarantool codecs, C-backed PureCodec vs ExtCodec (ext-msgpack)\n");
+printf("%-44s %-6s %21s %21s %7s\n", 'message', 'op', 'PureCodec on C', 'ExtCodec', 'ratio');
+foreach ($messages as $name => $value) {
+    if (str_contains($name, 'decimal')) {
+        continue; // ExtCodec can neither pack nor decode those
+    }
+    $bytes = $tc->pack($value);
+    $r = [
+        'pack' => alternate(['c' => static fn () => $tc->pack($value), 'ext' => static fn () => $te->pack($value)], $rounds),
+        'unpack' => alternate(['c' => static fn () => $tc->unpack($bytes), 'ext' => static fn () => $te->unpack($bytes)], $rounds),
+    ];
+    foreach ($r as $op => $x) {
+        printf("%-44s %-6s %21s %21s %6.2fx\n", $op === 'pack' ? sprintf('%s (%d B)', $name, strlen($bytes)) : '', $op,
+            $fmt($x['c']), $fmt($x['ext']), median($x['c']) / median($x['ext']));
+        $report[] = ['message' => $name, 'op' => "tarantool codec $op", 'rounds' => array_map(static fn ($xs) => array_map('round', $xs), $x)];
+    }
+}
+
 if ($json !== null) {
     file_put_contents($json, json_encode($report, JSON_PRETTY_PRINT) . "\n");
 }

@@ -135,8 +135,8 @@ final class BufferUnpacker extends Decoder
     public function unpackMessage(string $data): mixed
     {
         $this->buf = $data;
-        $this->off = $this->base = $this->need = $this->depth = 0;
         $this->len = \strlen($data);
+        $this->base = $this->depth = 0;
         if ($this->native !== null) {
             $off = 0;
             try {
@@ -146,17 +146,21 @@ final class BufferUnpacker extends Decoder
                 $this->need = $e instanceof InsufficientData ? $this->len + $e->getMissing() : 0;
                 throw $e;
             }
-            $this->off = $off;
+            $this->need = 0;
+            if (($this->off = $off) === $this->len) {
+                return $v;
+            }
         } else {
+            $this->off = $this->need = 0;
             $v = $this->unpack();
+            if ($this->off === $this->len) {
+                return $v;
+            }
         }
-        if ($this->off !== $this->len) {
-            $n = $this->len - $this->off;
-            $at = $this->off;
-            $this->reset();
-            throw new MsgPackException("$n trailing bytes after the value", $at);
-        }
-        return $v;
+        $n = $this->len - $this->off;
+        $at = $this->off;
+        $this->reset();
+        throw new MsgPackException("$n trailing bytes after the value", $at);
     }
 
     /** @return list<mixed> every complete value in the buffer (possibly none); stops before a partial one. */

@@ -85,6 +85,17 @@ final class Packer
         throw $this->fail('cannot pack a value of type ' . \get_debug_type($v));
     }
 
+    /**
+     * @internal For codecs that pack whole values at the top level: the arguments after the
+     * value for \Ferry\Ext\msgpack_pack() [flags, depth 0, callback], or null when this
+     * packer runs pure PHP. Calling msgpack_pack($v, ...$args) is pack($v) minus one call.
+     * @return array{int, int, \Closure}|null
+     */
+    public function nativeArgs(): ?array
+    {
+        return $this->native === null ? null : [$this->nativeFlags, 0, $this->native];
+    }
+
     public function packNil(): string
     {
         return "\xc0";

@@ -19,16 +19,22 @@ final class PureCodec implements Codec
 {
     private Packer $packer;
     private BufferUnpacker $unpacker;
+    /** @var array{int, int, \Closure}|null ext/ferry's packer, called without the Packer::pack() hop */
+    private ?array $native;
 
     public function __construct(?Extensions $extensions = null, int $packOptions = 0, int $unpackOptions = 0)
     {
         $extensions ??= Extensions::tarantool();
         $this->packer = new Packer($packOptions, $extensions);
         $this->unpacker = new BufferUnpacker('', $unpackOptions, $extensions);
+        $this->native = $this->packer->nativeArgs();
     }
 
     public function pack(mixed $value): string
     {
+        if ($this->native !== null) {
+            return \Ferry\Ext\msgpack_pack($value, ...$this->native);
+        }
         return $this->packer->pack($value);
     }
 
