@@ -3,58 +3,77 @@
 declare(strict_types=1);
 
 /*
- * Tarantool select op/s, sync and Fiber mode, with and without ext/ferry's C codec: runs
- * bench/tarantool/bench.php (the default codec, php/msgpack) in alternated processes,
- * A B A B ..., with and without `-d extension=<ferry.so>`, and prints the medians and
- * spreads. Each run starts its own Tarantool.
+ * php/tarantool with and without ext/ferry's C codec, in one process against one Tarantool
+ * (bench/tarantool's server: 10,000 tuples {id, name}): two clients, one whose default
+ * codec was built with ferry.msgpack_php_only=1 (pure PHP) and one on the C codec, run in
+ * alternated blocks (A B A B ...). Per block: requests per second (wall time) and this
+ * PHP process's CPU microseconds per request (getrusage: the client's own cost, which
+ * other jobs on a shared machine disturb far less than wall time). Medians and spreads.
  *
- *   php bench/msgpack/tarantool_ab.php [pairs=7] [--revolutions=5000] [--fibers=50] [--so=ext/ferry/.build/modules/ferry.so]
+ *   php -d extension=ext/ferry/.build/modules/ferry.so bench/msgpack/tarantool_ab.php [rounds=9] [--requests=2000] [--fibers=50]
+ *
+ * Workloads: sync select of 1 tuple by key, sync select of 100 tuples (limit 100), and
+ * Fiber mode (N fibers in flight) select of 1 tuple.
  */
 
-$root = dirname(__DIR__, 2);
-$pairs = 7;
-$revs = 5000;
+use Ferry\Bench\Tarantool\Ops;
+use Ferry\Bench\Tarantool\Runner;
+use Ferry\Bench\Tarantool\Server;
+use Ferry\Tarantool\Client;
+use Ferry\Tarantool\Codec\PureCodec;
+
+require __DIR__ . '/../../php/tarantool/autoload.php';
+foreach (['Server', 'Ops', 'Runner'] as $f) {
+    require __DIR__ . "/../tarantool/lib/$f.php";
+}
+if (!function_exists('Ferry\Ext\msgpack_unpack')) {
+    fwrite(STDERR, "needs ext/ferry: php -d extension=ext/ferry/.build/modules/ferry.so ...\n");
+    exit(2);
+}
+$rounds = 9;
+$requests = 2000;
 $fibers = 50;
-$so = "$root/ext/ferry/.build/modules/ferry.so";
 foreach (array_slice($argv, 1) as $arg) {
     if (ctype_digit($arg)) {
-        $pairs = max(1, (int) $arg);
-    } elseif (preg_match('/^--(revolutions|fibers|so)=(.+)$/', $arg, $m)) {
-        ${['revolutions' => 'revs', 'fibers' => 'fibers', 'so' => 'so'][$m[1]]} = $m[1] === 'so' ? $m[2] : (int) $m[2];
+        $rounds = max(1, (int) $arg);
+    } elseif (preg_match('/^--(requests|fibers)=(\d+)$/', $arg, $m)) {
+        ${$m[1]} = (int) $m[2];
     } else {
-        fwrite(STDERR, "usage: tarantool_ab.php [pairs] [--revolutions=N] [--fibers=N] [--so=PATH]\n");
+        fwrite(STDERR, "usage: tarantool_ab.php [rounds] [--requests=N] [--fibers=N]\n");
         exit(2);
     }
 }
-if (!is_file($so)) {
-    fwrite(STDERR, "$so missing: run ext/ferry/build.sh\n");
-    exit(2);
+gc_disable();
+
+$server = new Server();
+$server->start();
+$uri = $server->uri();
+$cClient = Client::connect($uri, ['codec' => new PureCodec(), 'read_timeout' => 60]);
+ini_set('ferry.msgpack_php_only', '1');
+$pClient = Client::connect($uri, ['codec' => new PureCodec(), 'read_timeout' => 60]);
+ini_set('ferry.msgpack_php_only', '0');
+
+$select1 = Ops::all()['select'];
+$select100 = static function (Client $c): void {
+    $c->select(Server::SPACE_ID, [], 0, 100, 0, 'ALL');
+};
+if ($cClient->select(Server::SPACE_ID, [], 0, 100, 0, 'ALL') !== $pClient->select(Server::SPACE_ID, [], 0, 100, 0, 'ALL')) {
+    fwrite(STDERR, "the two clients disagree\n");
+    exit(1);
 }
 
-/** @return array<string, float> mode => op/s */
-function run(string $root, ?string $so, int $revs, int $fibers): array
+function cpu(): float
 {
-    $json = tempnam(sys_get_temp_dir(), 'tab');
-    $cmd = [PHP_BINARY];
-    if ($so !== null) {
-        $cmd[] = '-d';
-        $cmd[] = "extension=$so";
-    }
-    array_push($cmd, "$root/bench/tarantool/bench.php", '--quick', '--ops=select', '--modes=sync,fibers', '--codecs=pure',
-        "--fibers=$fibers", "--revolutions=$revs", "--json=$json");
-    $p = proc_open($cmd, [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
-    if (proc_close($p) !== 0 && filesize($json) === 0) {
-        fwrite(STDERR, 'failed: ' . implode(' ', $cmd) . "\n");
-        exit(1);
-    }
-    $out = [];
-    foreach (json_decode((string) file_get_contents($json), true)['results'] as $r) {
-        if (in_array($r['mode'], ['sync', 'fibers'], true)) {
-            $out[$r['mode']] = $r['ops_per_sec'];
-        }
-    }
-    unlink($json);
-    return $out;
+    $r = getrusage();
+    return $r['ru_utime.tv_sec'] + $r['ru_stime.tv_sec'] + ($r['ru_utime.tv_usec'] + $r['ru_stime.tv_usec']) / 1e6;
+}
+
+/** @return array{float, float} [requests per second, CPU us per request] */
+function block(\Closure $run, int $n): array
+{
+    $cpu = cpu();
+    $wall = $run();
+    return [$n / $wall, (cpu() - $cpu) / $n * 1e6];
 }
 
 function median(array $xs): float
@@ -64,24 +83,34 @@ function median(array $xs): float
     return $n % 2 ? $xs[intdiv($n, 2)] : ($xs[$n / 2 - 1] + $xs[$n / 2]) / 2;
 }
 
-$runs = ['pure PHP' => [], 'ext/ferry' => []];
-for ($i = 0; $i < $pairs; ++$i) {
-    // alternate which goes first, so a trend in the machine's load hits both alike
-    $order = $i % 2 === 0 ? ['pure PHP', 'ext/ferry'] : ['ext/ferry', 'pure PHP'];
-    foreach ($order as $name) {
-        $runs[$name][] = run($root, $name === 'ext/ferry' ? $so : null, $revs, $fibers);
-        fprintf(STDERR, "pair %d %-9s %s\n", $i + 1, $name, json_encode(end($runs[$name])));
+$workloads = [
+    'sync select 1 tuple' => static fn (Client $c) => Runner::sync($c, $select1, 0, $requests),
+    'sync select 100 tuples' => static fn (Client $c) => Runner::sync($c, $select100, 0, intdiv($requests, 4)),
+    "fibers N=$fibers select 1 tuple" => static fn (Client $c) => Runner::fibers($c, $select1, $fibers, 0, $requests * 2),
+];
+$sizes = ['sync select 1 tuple' => $requests, 'sync select 100 tuples' => intdiv($requests, 4), "fibers N=$fibers select 1 tuple" => $requests * 2];
+$res = [];
+foreach ($workloads as $name => $run) {
+    $run($cClient); // warm-up
+    $run($pClient);
+    for ($r = 0; $r < $rounds; ++$r) {
+        $order = $r % 2 === 0 ? ['pure' => $pClient, 'c' => $cClient] : ['c' => $cClient, 'pure' => $pClient];
+        foreach ($order as $who => $client) {
+            $res[$name][$who][] = block(static fn () => $run($client), $sizes[$name]);
+        }
     }
 }
-printf("select, %d requests per run, %d pairs, Fibers N=%d, load %s\n", $revs, $pairs, $fibers,
-    implode(' ', array_map(static fn ($l) => sprintf('%.1f', $l), sys_getloadavg())));
-printf("%-8s %28s %28s %8s\n", 'mode', 'pure PHP op/s', 'ext/ferry op/s', 'ratio');
-foreach (['sync', 'fibers'] as $mode) {
-    $a = array_column($runs['pure PHP'], $mode);
-    $b = array_column($runs['ext/ferry'], $mode);
-    $ratios = array_map(static fn ($x, $y) => $y / $x, $a, $b);
-    printf("%-8s %28s %28s %7.2fx (pairs %.2f..%.2f)\n", $mode,
-        sprintf('%s (%s..%s)', number_format(median($a)), number_format(min($a)), number_format(max($a))),
-        sprintf('%s (%s..%s)', number_format(median($b)), number_format(min($b)), number_format(max($b))),
-        median($b) / median($a), min($ratios), max($ratios));
+printf("PHP %s, %d rounds, load %s\n", PHP_VERSION, $rounds, implode(' ', array_map(static fn ($l) => sprintf('%.1f', $l), sys_getloadavg())));
+printf("%-30s %-10s %24s %24s %7s\n", 'workload', 'measure', 'pure PHP', 'ext/ferry C codec', 'ratio');
+foreach ($res as $name => $by) {
+    foreach (['req/s' => 0, 'CPU us/req' => 1] as $what => $i) {
+        $a = array_column($by['pure'], $i);
+        $b = array_column($by['c'], $i);
+        $f = $i === 0 ? static fn ($x) => number_format($x) : static fn ($x) => sprintf('%.1f', $x);
+        printf("%-30s %-10s %24s %24s %6.2fx\n", $i === 0 ? $name : '', $what,
+            sprintf('%s (%s..%s)', $f(median($a)), $f(min($a)), $f(max($a))),
+            sprintf('%s (%s..%s)', $f(median($b)), $f(min($b)), $f(max($b))),
+            $i === 0 ? median($b) / median($a) : median($a) / median($b));
+    }
 }
+echo "ratio: C over pure for req/s, pure over C for CPU per request (> 1: the C codec is better)\n";
