@@ -128,21 +128,28 @@ static zend_result enc_array(fmp_enc *e, HashTable *ht, bool map, zend_long dept
 	zend_ulong idx;
 	zend_string *key;
 	zval *v;
+	zend_result r = SUCCESS;
+	/* A callback (an extension's pack()) may change this array through a reference:
+	 * holding a reference makes PHP separate it instead, as foreach does. */
+	GC_TRY_ADDREF(ht);
 	ZEND_HASH_FOREACH_KEY_VAL_IND(ht, idx, key, v) {
 		if (map) {
 			if (key) {
 				if (enc_str(e, ZSTR_VAL(key), ZSTR_LEN(key)) != SUCCESS) {
-					return FAILURE;
+					r = FAILURE;
+					break;
 				}
 			} else {
 				enc_int(e, (zend_long) idx);
 			}
 		}
 		if (enc_value(e, v, depth + 1) != SUCCESS) {
-			return FAILURE;
+			r = FAILURE;
+			break;
 		}
 	} ZEND_HASH_FOREACH_END();
-	return SUCCESS;
+	zend_array_release(ht);
+	return r;
 }
 
 static zend_result enc_callback(fmp_enc *e, zval *v, zend_long depth)
