@@ -3,9 +3,10 @@
 
 #include "php.h"
 
-/* Both codecs recurse on the C stack once per container level; php/msgpack uses them only
+/* Both codecs recurse on the C stack once per container level (the decoder about 400 bytes
+ * a level: 1024 levels fit well in a Fiber's default 2 MiB stack); php/msgpack uses them only
  * up to this depth and decodes deeper limits in PHP (whose calls do not use the C stack). */
-#define FERRY_MSGPACK_MAX_DEPTH 4096
+#define FERRY_MSGPACK_MAX_DEPTH 1024
 
 /* msgpack_unpack() flags, as php/msgpack's BufferUnpacker passes them. */
 #define FERRY_MP_BIGINT_MASK 0x3 /* 0 decimal string, 1 GMP, 2 float */

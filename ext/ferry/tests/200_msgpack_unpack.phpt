@@ -107,5 +107,5 @@ int(5)
 ValueError: Ferry\Ext\msgpack_unpack(): Argument #2 ($offset) must be between 0 and $length
 ValueError: Ferry\Ext\msgpack_unpack(): Argument #3 ($length) must be between 0 and the buffer's length
 ValueError: Ferry\Ext\msgpack_unpack(): Argument #2 ($offset) must be between 0 and $length
-ValueError: Ferry\Ext\msgpack_unpack(): Argument #6 ($maxDepth) must be between 1 and 4096
-ValueError: Ferry\Ext\msgpack_unpack(): Argument #6 ($maxDepth) must be between 1 and 4096
+ValueError: Ferry\Ext\msgpack_unpack(): Argument #6 ($maxDepth) must be between 1 and 1024
+ValueError: Ferry\Ext\msgpack_unpack(): Argument #6 ($maxDepth) must be between 1 and 1024

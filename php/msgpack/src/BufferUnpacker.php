@@ -17,7 +17,7 @@ final class BufferUnpacker extends Decoder
 {
     private const COMPACT_AFTER = 65536;
     /** ext/ferry's decoder recurses on the C stack; deeper limits stay in PHP. */
-    private const NATIVE_MAX_DEPTH = 4096;
+    private const NATIVE_MAX_DEPTH = 1024;
 
     /** ext/ferry's decoder gives ext payloads back to ext() through this; null: pure PHP. */
     private ?\Closure $native = null;

@@ -209,4 +209,18 @@ final class NativeParityTest extends TestCase
             }
         }
     }
+
+    public function testDeepestNativeNestingFitsInAFiber(): void
+    {
+        // 1024 levels is the deepest limit the C decoder takes; a Fiber has the smallest C stack
+        $bytes = \str_repeat("\x91", 1024) . "\x01";
+        $fiber = new \Fiber(static function () use ($bytes): string {
+            [$n, $p] = self::pair(static fn () => new BufferUnpacker('', 0, null, 1024));
+            self::assertSame(self::outcome(static fn () => $p->unpackMessage($bytes)), self::outcome(static fn () => $n->unpackMessage($bytes)));
+            self::assertSame(self::outcome(static fn () => $p->unpackMessage("\x91" . $bytes)), self::outcome(static fn () => $n->unpackMessage("\x91" . $bytes)));
+            return self::outcome(static fn () => $n->unpackMessage($bytes));
+        });
+        $fiber->start();
+        self::assertStringStartsWith('value ', $fiber->getReturn());
+    }
 }
