@@ -7,6 +7,7 @@
 #include "ext/standard/info.h"
 #include "php_ferry.h"
 #include "ferry_arginfo.h"
+#include "ferry_msgpack.h"
 
 ZEND_DECLARE_MODULE_GLOBALS(ferry)
 
@@ -22,12 +23,14 @@ static PHP_MINIT_FUNCTION(ferry)
 {
 	ferry_sapi_minit();
 	ferry_frame_minit(module_number);
+	ferry_msgpack_minit(module_number);
 	return SUCCESS;
 }
 
 static PHP_MSHUTDOWN_FUNCTION(ferry)
 {
 	ferry_sapi_mshutdown();
+	ferry_msgpack_mshutdown(module_number);
 	return SUCCESS;
 }
 
@@ -51,7 +54,9 @@ static PHP_MINFO_FUNCTION(ferry)
 	php_info_print_table_row(2, "ferry support", "enabled");
 	php_info_print_table_row(2, "version", PHP_FERRY_VERSION);
 	php_info_print_table_row(2, "SAPI header capture", sapi_module.name);
+	php_info_print_table_row(2, "MessagePack codec", "enabled (decimal, uuid, error, timestamp via php/msgpack)");
 	php_info_print_table_end();
+	DISPLAY_INI_ENTRIES();
 }
 
 /* request_end() closes sessions the way the session module's RSHUTDOWN would. */

@@ -42,6 +42,24 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_answer_frame, 0, 3, IS_STR
 	ZEND_ARG_TYPE_INFO(0, payload, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_msgpack_unpack, 0, 3, IS_MIXED, 0)
+	ZEND_ARG_TYPE_INFO(0, buffer, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(1, offset, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, length, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, base, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, flags, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, maxDepth, IS_LONG, 0, "512")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, extensions, IS_ARRAY, 0, "[]")
+	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, ext, Closure, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_msgpack_pack, 0, 1, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, value, IS_MIXED, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, flags, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, depth, IS_LONG, 0, "0")
+	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, other, Closure, 1, "null")
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_request_begin);
 ZEND_FUNCTION(ferry_request_end);
 ZEND_FUNCTION(ferry_in_request);
@@ -51,6 +69,8 @@ ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
 ZEND_FUNCTION(ferry_frame_encode);
 ZEND_FUNCTION(ferry_answer_frame);
+ZEND_FUNCTION(ferry_msgpack_unpack);
+ZEND_FUNCTION(ferry_msgpack_pack);
 
 #define FERRY_FE(name) ZEND_RAW_FENTRY(PHP_FERRY_NS "\\" #name, zif_ferry_##name, arginfo_ferry_##name, 0)
 
@@ -64,5 +84,7 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(frame_decode)
 	FERRY_FE(frame_encode)
 	FERRY_FE(answer_frame)
+	FERRY_FE(msgpack_unpack)
+	FERRY_FE(msgpack_pack)
 	ZEND_FE_END
 };

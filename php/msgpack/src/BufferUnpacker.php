@@ -16,6 +16,12 @@ namespace Ferry\MsgPack;
 final class BufferUnpacker extends Decoder
 {
     private const COMPACT_AFTER = 65536;
+    /** ext/ferry's decoder recurses on the C stack; deeper limits stay in PHP. */
+    private const NATIVE_MAX_DEPTH = 1024;
+
+    /** ext/ferry's decoder gives ext payloads back to ext() through this; null: pure PHP. */
+    private ?\Closure $native = null;
+    private int $nativeFlags = 0;
 
     public function __construct(
         string $data = '',
@@ -39,6 +45,10 @@ final class BufferUnpacker extends Decoder
         $this->ext = ($extensions ?? Extensions::standard())->byType();
         $this->buf = $data;
         $this->len = \strlen($data);
+        if ($maxDepth <= self::NATIVE_MAX_DEPTH && Native::available()) {
+            $this->nativeFlags = $this->bigint | ($this->binObject ? 4 : 0);
+            $this->native = $this->nativeExt(...);
+        }
     }
 
     public function append(string $data): void
@@ -80,6 +90,20 @@ final class BufferUnpacker extends Decoder
     {
         $start = $this->off;
         $this->depth = 0;
+        if ($this->native !== null) {
+            $off = $start;
+            try {
+                $v = \Ferry\Ext\msgpack_unpack($this->buf, $off, $this->len, $this->base, $this->nativeFlags, $this->maxDepth, $this->ext, $this->native);
+            } catch (MsgPackException $e) {
+                $this->off = $start;
+                // The C decoder reports what is missing; short() would have recorded the same need.
+                $this->need = $e instanceof InsufficientData ? $this->base + $this->len + $e->getMissing() : 0;
+                throw $e;
+            }
+            $this->off = $off;
+            $this->need = 0;
+            return $v;
+        }
         try {
             // parse() inlined: one call less per message matters for small messages.
             if ($start >= $this->len) {
@@ -101,6 +125,42 @@ final class BufferUnpacker extends Decoder
         }
         $this->need = 0;
         return $v;
+    }
+
+    /**
+     * Replaces the buffer with $data and decodes the one value it must hold: truncated data
+     * raises InsufficientData, bytes after the value MsgPackException (the buffer is then
+     * emptied). What Codec::unpack() does, in one call.
+     */
+    public function unpackMessage(string $data): mixed
+    {
+        $this->buf = $data;
+        $this->len = \strlen($data);
+        $this->base = $this->depth = 0;
+        if ($this->native !== null) {
+            $off = 0;
+            try {
+                $v = \Ferry\Ext\msgpack_unpack($data, $off, $this->len, 0, $this->nativeFlags, $this->maxDepth, $this->ext, $this->native);
+            } catch (MsgPackException $e) {
+                $this->off = 0;
+                $this->need = $e instanceof InsufficientData ? $this->len + $e->getMissing() : 0;
+                throw $e;
+            }
+            $this->need = 0;
+            if (($this->off = $off) === $this->len) {
+                return $v;
+            }
+        } else {
+            $this->off = $this->need = 0;
+            $v = $this->unpack();
+            if ($this->off === $this->len) {
+                return $v;
+            }
+        }
+        $n = $this->len - $this->off;
+        $at = $this->off;
+        $this->reset();
+        throw new MsgPackException("$n trailing bytes after the value", $at);
     }
 
     /** @return list<mixed> every complete value in the buffer (possibly none); stops before a partial one. */
@@ -238,6 +298,16 @@ final class BufferUnpacker extends Decoder
     public function fail(string $reason): MsgPackException
     {
         return new MsgPackException($reason, $this->base + $this->off);
+    }
+
+    /** The C decoder's callback for an ext value with a registered extension (see Decoder::ext()). */
+    private function nativeExt(int $o, int $h, int $n, int $depth): mixed
+    {
+        $saved = $this->depth;
+        $this->depth = $depth;
+        $v = $this->ext($o, $h, $n);
+        $this->depth = $saved;
+        return $v;
     }
 
     /** A container length: consumes the type byte and its $size-byte header. */

@@ -354,7 +354,7 @@ abstract class Decoder
      * The ext value at $o: $h header bytes (the last one is the type code), $n payload bytes.
      * Leaves $this->off after the payload.
      */
-    private function ext(int $o, int $h, int $n): mixed
+    protected function ext(int $o, int $h, int $n): mixed
     {
         $start = $o + $h;
         if ($start + $n > $this->len) {

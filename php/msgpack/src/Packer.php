@@ -30,6 +30,9 @@ final class Packer
     private array $byClass;
     private Extensions $extensions;
     private int $depth = 0;
+    /** ext/ferry's packer hands objects and resources back through this; null: pure PHP. */
+    private ?\Closure $native = null;
+    private int $nativeFlags = 0;
 
     public function __construct(int $options = 0, ?Extensions $extensions = null)
     {
@@ -41,10 +44,20 @@ final class Packer
         $this->float32 = ($options & Options::FORCE_FLOAT32) !== 0;
         $this->extensions = $extensions ?? Extensions::standard();
         $this->byClass = $this->extensions->byClass();
+        // DETECT_STR_BIN stays in PHP: its UTF-8 check is PCRE's, which C would have to match exactly.
+        if ($this->strMode !== 2 && Native::available()) {
+            $this->nativeFlags = ($this->strMode === 1 ? 0x01 : 0)
+                | ($this->arrMode === 1 ? 0x04 : ($this->arrMode === 2 ? 0x08 : 0))
+                | ($this->float32 ? 0x10 : 0);
+            $this->native = $this->packOther(...);
+        }
     }
 
     public function pack(mixed $v): string
     {
+        if ($this->native !== null) {
+            return \Ferry\Ext\msgpack_pack($v, $this->nativeFlags, $this->depth, $this->native);
+        }
         if (\is_int($v)) {
             return $this->packInt($v);
         }
@@ -70,6 +83,17 @@ final class Packer
             return $this->packObject($v);
         }
         throw $this->fail('cannot pack a value of type ' . \get_debug_type($v));
+    }
+
+    /**
+     * @internal For codecs that pack whole values at the top level: the arguments after the
+     * value for \Ferry\Ext\msgpack_pack() [flags, depth 0, callback], or null when this
+     * packer runs pure PHP. Calling msgpack_pack($v, ...$args) is pack($v) minus one call.
+     * @return array{int, int, \Closure}|null
+     */
+    public function nativeArgs(): ?array
+    {
+        return $this->native === null ? null : [$this->nativeFlags, 0, $this->native];
     }
 
     public function packNil(): string
@@ -200,6 +224,9 @@ final class Packer
     /** @param array<mixed> $list packed in order; keys are ignored */
     public function packArray(array $list): string
     {
+        if ($this->native !== null) {
+            return \Ferry\Ext\msgpack_pack($list, $this->nativeFlags | 0x20, $this->depth, $this->native);
+        }
         if (++$this->depth > self::MAX_DEPTH) {
             throw $this->fail('nesting deeper than ' . self::MAX_DEPTH . ' levels (recursive array?)');
         }
@@ -224,6 +251,9 @@ final class Packer
     /** @param array<int|string, mixed> $map */
     public function packMap(array $map): string
     {
+        if ($this->native !== null) {
+            return \Ferry\Ext\msgpack_pack($map, $this->nativeFlags | 0x40, $this->depth, $this->native);
+        }
         if (++$this->depth > self::MAX_DEPTH) {
             throw $this->fail('nesting deeper than ' . self::MAX_DEPTH . ' levels (recursive array?)');
         }
@@ -259,6 +289,19 @@ final class Packer
             return $this->packStr($v);
         }
         return $this->packBin($v);
+    }
+
+    /** The C packer's callback for what it leaves to PHP, found $depth containers deep. */
+    private function packOther(mixed $v, int $depth): string
+    {
+        if (!\is_object($v)) {
+            throw $this->fail('cannot pack a value of type ' . \get_debug_type($v));
+        }
+        $saved = $this->depth;
+        $this->depth = $depth;
+        $out = $this->packObject($v);
+        $this->depth = $saved;
+        return $out;
     }
 
     private function packObject(object $v): string

@@ -23,15 +23,6 @@ final class PureCodec implements Codec
 
     public function unpack(string $data): mixed
     {
-        $u = $this->unpacker;
-        $u->reset($data);
-        $v = $u->unpack();
-        if ($u->hasRemaining()) {
-            $n = $u->remaining();
-            $at = $u->position();
-            $u->reset();
-            throw new MsgPackException("$n trailing bytes after the value", $at);
-        }
-        return $v;
+        return $this->unpacker->unpackMessage($data);
     }
 }

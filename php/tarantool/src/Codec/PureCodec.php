@@ -10,36 +10,40 @@ use Ferry\MsgPack\MsgPackException;
 use Ferry\MsgPack\Packer;
 use Ferry\Tarantool\Exception\ProtocolException;
 
-/** The default codec: php/msgpack with Tarantool's decimal, uuid and error extensions. */
+/**
+ * The default codec: php/msgpack with Tarantool's decimal, uuid and error extensions. It runs
+ * ext/ferry's C codec when that extension is loaded (php/msgpack picks it; the ini setting
+ * ferry.msgpack_php_only=1 keeps pure PHP), with the same values and errors.
+ */
 final class PureCodec implements Codec
 {
     private Packer $packer;
     private BufferUnpacker $unpacker;
+    /** @var array{int, int, \Closure}|null ext/ferry's packer, called without the Packer::pack() hop */
+    private ?array $native;
 
     public function __construct(?Extensions $extensions = null, int $packOptions = 0, int $unpackOptions = 0)
     {
         $extensions ??= Extensions::tarantool();
         $this->packer = new Packer($packOptions, $extensions);
         $this->unpacker = new BufferUnpacker('', $unpackOptions, $extensions);
+        $this->native = $this->packer->nativeArgs();
     }
 
     public function pack(mixed $value): string
     {
+        if ($this->native !== null) {
+            return \Ferry\Ext\msgpack_pack($value, ...$this->native);
+        }
         return $this->packer->pack($value);
     }
 
     public function unpack(string $data): mixed
     {
-        $u = $this->unpacker;
-        $u->reset($data);
         try {
-            $value = $u->unpack();
+            return $this->unpacker->unpackMessage($data);
         } catch (MsgPackException $e) {
             throw new ProtocolException('Malformed MessagePack in response: ' . $e->getMessage(), 0, $e);
         }
-        if ($u->hasRemaining()) {
-            throw new ProtocolException(\sprintf('%d trailing bytes after MessagePack value in response', $u->remaining()));
-        }
-        return $value;
     }
 }

@@ -1,0 +1,45 @@
+#ifndef FERRY_MSGPACK_H
+#define FERRY_MSGPACK_H
+
+#include "php.h"
+
+/* Both codecs recurse on the C stack once per container level (the decoder about 400 bytes
+ * a level: 1024 levels fit well in a Fiber's default 2 MiB stack); php/msgpack uses them only
+ * up to this depth and decodes deeper limits in PHP (whose calls do not use the C stack). */
+#define FERRY_MSGPACK_MAX_DEPTH 1024
+
+/* msgpack_unpack() flags, as php/msgpack's BufferUnpacker passes them. */
+#define FERRY_MP_BIGINT_MASK 0x3 /* 0 decimal string, 1 GMP, 2 float */
+#define FERRY_MP_BIN_OBJECT 0x4
+
+/* msgpack_pack() flags, as php/msgpack's Packer passes them. */
+#define FERRY_MP_FORCE_BIN 0x01
+#define FERRY_MP_FORCE_ARR 0x04
+#define FERRY_MP_FORCE_MAP 0x08
+#define FERRY_MP_FLOAT32 0x10
+#define FERRY_MP_TOP_ARRAY 0x20 /* packArray(): the value is an array, keys dropped */
+#define FERRY_MP_TOP_MAP 0x40   /* packMap() */
+
+/* ferry_msgpack_php.c: throws new Ferry\MsgPack\<cls>($reason, $offset[, $missing]). */
+void ferry_msgpack_throw(const char *cls, zend_string *reason, zend_long offset, zend_long missing);
+/* new $cls(...$args) for php/msgpack's value classes; FAILURE with an exception thrown. */
+zend_result ferry_msgpack_new(zval *rv, const char *cls, uint32_t argc, zval *args);
+/* get_debug_type($v), for error messages. */
+zend_string *ferry_msgpack_debug_type(zval *v);
+
+/* ferry_msgpack_ext.c: 1 when the ext value was decoded into rv, 0 when the PHP
+ * extension `handler` must decode it. The cache starts zeroed for each decode. */
+typedef struct {
+	int state; /* 0 not looked up, 1 usable, -1 unusable */
+	zend_class_entry *ce;
+	uint32_t offset[3];
+} fmp_ext_class;
+typedef struct {
+	fmp_ext_class cls[3]; /* Timestamp, Decimal, Uuid */
+} fmp_ext_cache;
+int ferry_msgpack_ext_native(fmp_ext_cache *cache, zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv);
+
+void ferry_msgpack_minit(int module_number);
+void ferry_msgpack_mshutdown(int module_number);
+
+#endif

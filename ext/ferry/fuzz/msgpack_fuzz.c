@@ -1,0 +1,105 @@
+/*
+ * libFuzzer target for the MessagePack item reader (ferry_msgpack_read.c), the code of the
+ * C codec that reads lengths from the wire. Input: 1 byte picking a cut point, then the
+ * bytes, walked value by value the way the decoder does (containers element by element,
+ * counts checked against the bytes left, 64 levels at most). Checks, beyond ASan/UBSan:
+ *  - an item and its payload never extend past the input; "short" always means it would;
+ *  - 0xc1 is the only invalid byte;
+ *  - any prefix of a complete value is short, never invalid or complete.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ferry_msgpack_read.h"
+
+#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "check failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); abort(); } } while (0)
+#define MAX_DEPTH 64
+
+typedef enum { W_OK, W_SHORT, W_INVALID, W_DEEP } walk_result;
+
+static walk_result walk(const uint8_t *buf, size_t len, size_t *off, int depth, uint64_t *digest)
+{
+	if (*off >= len) {
+		return W_SHORT;
+	}
+	fmp_item it;
+	fmp_status st = fmp_read(buf, len, *off, &it);
+	if (st == FMP_SHORT) {
+		CHECK(it.what != NULL);
+		CHECK(it.need >= 1);
+		CHECK(*off + it.need > len);
+		return W_SHORT;
+	}
+	if (st == FMP_INVALID) {
+		CHECK(buf[*off] == 0xc1);
+		return W_INVALID;
+	}
+	CHECK(st == FMP_OK);
+	CHECK(buf[*off] != 0xc1);
+	CHECK(it.head >= 1 && it.head <= 9);
+	CHECK(it.head <= len - *off);
+	size_t end = *off + it.head;
+	*digest = *digest * 31 + it.kind;
+	if (it.kind == FMP_STR || it.kind == FMP_BIN || it.kind == FMP_EXT) {
+		CHECK(it.len <= len - end);
+		/* touch the payload's ends: ASan reports any byte outside the input */
+		if (it.len > 0) {
+			*digest += buf[end] + buf[end + it.len - 1];
+		}
+		end += it.len;
+	}
+	*off = end;
+	if (it.kind == FMP_ARRAY || it.kind == FMP_MAP) {
+		uint64_t count = it.kind == FMP_MAP ? (uint64_t) it.len * 2 : it.len;
+		if (count > len - *off) {
+			return W_SHORT;
+		}
+		if (count > 0 && depth >= MAX_DEPTH) {
+			return W_DEEP;
+		}
+		for (uint64_t i = 0; i < count; i++) {
+			walk_result r = walk(buf, len, off, depth + 1, digest);
+			if (r != W_OK) {
+				return r;
+			}
+		}
+	}
+	return W_OK;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1) {
+		return 0;
+	}
+	size_t len = size - 1;
+	/* Exactly-sized heap copies, so reading one byte past the end is an ASan report. */
+	uint8_t *whole = malloc(len ? len : 1);
+	memcpy(whole, data + 1, len);
+	size_t off = 0;
+	uint64_t digest = 0;
+	walk_result first = walk(whole, len, &off, 0, &digest);
+	size_t first_end = off;
+	CHECK(first_end <= len);
+	/* the rest of the stream, value by value */
+	for (size_t pos = off; first == W_OK && pos < len;) {
+		size_t before = pos;
+		if (walk(whole, len, &pos, 0, &digest) != W_OK) {
+			break;
+		}
+		CHECK(pos > before && pos <= len);
+	}
+	if (first == W_OK && first_end > 0) {
+		size_t cut = data[0] % first_end;
+		uint8_t *prefix = malloc(cut ? cut : 1);
+		memcpy(prefix, data + 1, cut);
+		size_t p = 0;
+		uint64_t d2 = 0;
+		CHECK(walk(prefix, cut, &p, 0, &d2) == W_SHORT);
+		free(prefix);
+	}
+	free(whole);
+	return 0;
+}
