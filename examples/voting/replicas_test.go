@@ -40,6 +40,24 @@ func TestReplicaSetMode(t *testing.T) {
 		t.Fatal("VOTING_SYNC=1 did not make the votes space synchronous")
 	}
 
+	// Sync writes need a replica's ack: wait until the master streams to both replicas
+	// (a replica that has only just subscribed may not ack the first session write in time).
+	var following int
+	master.eval(`local fiber = require('fiber')
+		local deadline = fiber.clock() + 20
+		while fiber.clock() < deadline do
+			local n = 0
+			for _, r in pairs(box.info.replication) do
+				if r.downstream ~= nil and r.downstream.status == 'follow' then n = n + 1 end
+			end
+			if n >= 2 then return n end
+			fiber.sleep(0.01)
+		end
+		return 0`, &following)
+	if following < 2 {
+		t.Fatal("the replicas did not start following the master within 20s")
+	}
+
 	// One worker: its replica set learns the master's role from the first page's session write.
 	f := startFerryWith(t, strings.Join([]string{master.uri(), replicas[0].uri(), replicas[1].uri()}, ","), 1, true)
 	cookie := newVoter(t, f)
