@@ -5,6 +5,7 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_request_end, 0, 0, IS_ARRAY, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, defaultContentType, _IS_BOOL, 0, "true")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, poweredBy, _IS_BOOL, 0, "true")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_in_request, 0, 0, _IS_BOOL, 0)
@@ -42,6 +43,16 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_answer_frame, 0, 3, IS_STR
 	ZEND_ARG_TYPE_INFO(0, payload, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_request_context, 0, 1, IS_ARRAY, 1)
+	ZEND_ARG_TYPE_INFO(0, context, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_job_answer, 0, 3, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, id, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, context, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, body, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_request_begin);
 ZEND_FUNCTION(ferry_request_end);
 ZEND_FUNCTION(ferry_in_request);
@@ -51,6 +62,8 @@ ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
 ZEND_FUNCTION(ferry_frame_encode);
 ZEND_FUNCTION(ferry_answer_frame);
+ZEND_FUNCTION(ferry_request_context);
+ZEND_FUNCTION(ferry_job_answer);
 
 #define FERRY_FE(name) ZEND_RAW_FENTRY(PHP_FERRY_NS "\\" #name, zif_ferry_##name, arginfo_ferry_##name, 0)
 
@@ -64,5 +77,7 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(frame_decode)
 	FERRY_FE(frame_encode)
 	FERRY_FE(answer_frame)
+	FERRY_FE(request_context)
+	FERRY_FE(job_answer)
 	ZEND_FE_END
 };

@@ -296,3 +296,38 @@ ZEND_FUNCTION(ferry_answer_frame)
 	uint32_t options[2] = {(uint32_t) context_length, (uint32_t) id};
 	RETURN_NEW_STR(frame_string(0x04 /* CODEC_RAW */, options, 2, ZSTR_VAL(payload), ZSTR_LEN(payload), 0));
 }
+
+/* answer_frame() for context . body given apart: the worker's answer without a PHP concatenation. */
+ZEND_FUNCTION(ferry_job_answer)
+{
+	zend_long id;
+	zend_string *context;
+	zend_string *body;
+
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_LONG(id)
+		Z_PARAM_STR(context)
+		Z_PARAM_STR(body)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (id < 0 || (zend_ulong) id > FERRY_FRAME_UINT32_MAX) {
+		zend_argument_value_error(1, "must be within 0..4294967295, got " ZEND_LONG_FMT, id);
+		RETURN_THROWS();
+	}
+	size_t clen = ZSTR_LEN(context);
+	size_t blen = ZSTR_LEN(body);
+	if ((uint64_t) clen > FERRY_FRAME_UINT32_MAX || (uint64_t) blen > FERRY_FRAME_UINT32_MAX - (uint64_t) clen) {
+		throw_frame_exception("too_large", zend_strpprintf(0, "payload of %zu bytes does not fit a uint32 length",
+			clen + blen));
+		RETURN_THROWS();
+	}
+	uint32_t options[2] = {(uint32_t) clen, (uint32_t) id};
+	uint8_t head[FERRY_FRAME_MAX_HEADER];
+	size_t head_len = ferry_frame_write_header(head, 0x04 /* CODEC_RAW */, options, 2, (uint32_t) (clen + blen), 0);
+	zend_string *out = zend_string_alloc(head_len + clen + blen, 0);
+	memcpy(ZSTR_VAL(out), head, head_len);
+	memcpy(ZSTR_VAL(out) + head_len, ZSTR_VAL(context), clen);
+	memcpy(ZSTR_VAL(out) + head_len + clen, ZSTR_VAL(body), blen);
+	ZSTR_VAL(out)[head_len + clen + blen] = '\0';
+	RETURN_NEW_STR(out);
+}

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Fuzzes the frame decoder (ferry_frame.c) for a few seconds.
+# Fuzzes the frame decoder (ferry_frame.c) and the request context reader (ferry_ser.c),
+# each for a few seconds.
 #
 #   ext/ferry/fuzz.sh [SECONDS]      default 10 (or $FUZZ_SECONDS)
 #
@@ -29,19 +30,45 @@ foreach ($v as $i => $x) {
 file_put_contents("$out/seed-stream", "\x05\x21" . $all);
 ' "$OUT/seeds" "$SRC/tests/frames.json"
 
+# Seeds for the context reader: gateway contexts behind the selector byte.
+mkdir -p "$OUT/ser-seeds" "$OUT/ser-corpus"
+php -n -r '
+$out = $argv[1];
+$contexts = [
+    ["method" => "GET", "uri" => "/", "path" => "/", "remote_addr" => "127.0.0.1:1", "host" => "h", "headers" => ["Host" => ["h"]]],
+    ["method" => "POST", "query" => "a=1", "cookies" => ["5" => "x", "s" => "y"], "form" => [["f", "v"]],
+     "files" => [["up", "a.txt", "text/plain", "/tmp/x", 0, 12]], "parsed" => true, "n" => -3],
+    [[[[["deep"]]]]],
+];
+foreach ($contexts as $i => $c) {
+    file_put_contents("$out/seed-$i", chr(15 + 16 * $i) . serialize($c));
+}
+' "$OUT/ser-seeds"
+
+# fuzz TARGET SOURCE SEEDS CORPUS: one harness for $SECONDS_TO_RUN seconds.
+fuzz() {
+	target=$1 source=$2 seeds=$3 corpus=$4
+	if [ "$use_libfuzzer" = yes ] \
+		&& "$CC_FUZZ" -g -O1 -fsanitize=fuzzer $SAN -I"$SRC" "$SRC/$source" "$SRC/fuzz/${target}_fuzz.c" \
+			-o "$OUT/${target}_fuzz" 2>"$OUT/build.log"; then
+		echo "fuzz.sh: $target, libFuzzer, ${SECONDS_TO_RUN}s"
+		(
+			cd "$OUT"
+			"./${target}_fuzz" -max_total_time="$SECONDS_TO_RUN" -max_len=8192 -print_final_stats=1 \
+				-artifact_prefix="$OUT/crash-$target-" "$corpus" "$seeds" 2>"$target.log" \
+				|| { tail -40 "$target.log" >&2; exit 1; }
+			grep -E "stat::number_of_executed_units|stat::new_units_added" "$target.log" || true
+		)
+	else
+		echo "fuzz.sh: $target, libFuzzer unavailable ($CC_FUZZ with -fsanitize=fuzzer did not link; see $OUT/build.log), gcc driver, ${SECONDS_TO_RUN}s"
+		gcc -g -O1 $SAN -I"$SRC" "$SRC/$source" "$SRC/fuzz/${target}_fuzz.c" "$SRC/fuzz/standalone.c" \
+			-o "$OUT/${target}_fuzz_standalone"
+		"$OUT/${target}_fuzz_standalone" "$SECONDS_TO_RUN" "$seeds"/*
+	fi
+}
+
 CC_FUZZ=${CC_FUZZ:-clang}
-if command -v "$CC_FUZZ" >/dev/null 2>&1 \
-	&& "$CC_FUZZ" -g -O1 -fsanitize=fuzzer $SAN -I"$SRC" "$SRC/ferry_frame.c" "$SRC/fuzz/frame_fuzz.c" \
-		-o "$OUT/frame_fuzz" 2>"$OUT/build.log"; then
-	echo "fuzz.sh: libFuzzer, ${SECONDS_TO_RUN}s"
-	cd "$OUT"
-	./frame_fuzz -max_total_time="$SECONDS_TO_RUN" -max_len=8192 -print_final_stats=1 \
-		-artifact_prefix="$OUT/crash-" corpus seeds 2>fuzz.log \
-		|| { tail -40 fuzz.log >&2; exit 1; }
-	grep -E "stat::number_of_executed_units|stat::new_units_added" fuzz.log || true
-else
-	echo "fuzz.sh: libFuzzer unavailable ($CC_FUZZ with -fsanitize=fuzzer did not link; see $OUT/build.log), gcc driver, ${SECONDS_TO_RUN}s"
-	gcc -g -O1 $SAN -I"$SRC" "$SRC/ferry_frame.c" "$SRC/fuzz/frame_fuzz.c" "$SRC/fuzz/standalone.c" \
-		-o "$OUT/frame_fuzz_standalone"
-	"$OUT/frame_fuzz_standalone" "$SECONDS_TO_RUN" "$OUT"/seeds/*
-fi
+use_libfuzzer=no
+command -v "$CC_FUZZ" >/dev/null 2>&1 && use_libfuzzer=yes
+fuzz frame ferry_frame.c "$OUT/seeds" "$OUT/corpus"
+fuzz ser ferry_ser.c "$OUT/ser-seeds" "$OUT/ser-corpus"
