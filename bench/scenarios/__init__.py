@@ -3,10 +3,10 @@
 A scenario whose components do not exist yet returns Section.not_run(reason): it is listed in
 the report with that reason and never faked."""
 
-from . import concurrency, external, fibers, framework, hello, laravel, mixed, relay, roadrunner, symfony
+from . import concurrency, ext, external, fibers, framework, hello, laravel, mixed, relay, roadrunner, symfony
 
 REGISTRY = [hello, framework, relay, fibers, external.TARANTOOL, external.MSGPACK, external.VOTING, concurrency,
-            mixed, symfony, laravel, roadrunner]
+            mixed, symfony, laravel, roadrunner, ext]
 
 
 def names():
