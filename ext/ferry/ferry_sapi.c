@@ -109,6 +109,8 @@ static void ferry_reset_response(void)
 
 void ferry_sapi_rshutdown(void)
 {
+	zval_ptr_dtor(&FERRY_G(plain_result));
+	ZVAL_UNDEF(&FERRY_G(plain_result));
 	/* A worker that dies mid-request must not let sapi_deactivate() unlink the server's files. */
 	ferry_forget_uploads();
 	if (FERRY_G(sent_reason)) {
@@ -127,7 +129,12 @@ ZEND_FUNCTION(ferry_request_begin)
 	FERRY_G(in_request) = true;
 	/* php_request_startup() adds it under FPM with the same ini. */
 	if (PG(expose_php)) {
-		sapi_add_header((char *) SAPI_PHP_VERSION_HEADER, sizeof(SAPI_PHP_VERSION_HEADER) - 1, 1);
+		/* What sapi_add_header() ends with for this line on a list just emptied, without
+		 * its parsing, which cost more than the rest of the request boundary. */
+		sapi_header_struct h;
+		h.header_len = sizeof(SAPI_PHP_VERSION_HEADER) - 1;
+		h.header = estrndup(SAPI_PHP_VERSION_HEADER, h.header_len);
+		zend_llist_add_element(&SG(sapi_headers).headers, &h);
 	}
 }
 
@@ -262,6 +269,7 @@ static void build_result(zval *result, bool powered_by)
 
 	/* Allocated at the first header kept: most handler requests have none. */
 	ZVAL_EMPTY_ARRAY(&headers);
+	bool any = false;
 	for (sapi_header_struct *h = zend_llist_get_first_ex(&SG(sapi_headers).headers, &pos); h;
 		h = zend_llist_get_next_ex(&SG(sapi_headers).headers, &pos)) {
 		ferry_header_line line;
@@ -275,7 +283,8 @@ static void build_result(zval *result, bool powered_by)
 		if (!powered_by && is_expose_php_line(&line)) {
 			continue;
 		}
-		if (Z_TYPE(headers) != IS_ARRAY || Z_ARRVAL(headers) == &zend_empty_array) {
+		if (!any) {
+			any = true;
 			array_init(&headers);
 			zend_hash_init(&names, 8, NULL, ZVAL_PTR_DTOR, 0);
 		}
@@ -296,8 +305,17 @@ static void build_result(zval *result, bool powered_by)
 		zend_string_release(lower);
 		add_next_index_stringl(values, line.value, line.value_len);
 	}
-	if (Z_ARRVAL(headers) != &zend_empty_array) {
+	if (any) {
 		zend_hash_destroy(&names);
+	} else if (status == 200 && !reason) {
+		/* The usual answer, the same every time: one array shared until the worker ends. */
+		if (Z_TYPE(FERRY_G(plain_result)) != IS_ARRAY) {
+			array_init_size(&FERRY_G(plain_result), 2);
+			add_assoc_long(&FERRY_G(plain_result), "status", 200);
+			add_assoc_zval(&FERRY_G(plain_result), "headers", &headers);
+		}
+		ZVAL_COPY(result, &FERRY_G(plain_result));
+		return;
 	}
 
 	array_init_size(result, 3);

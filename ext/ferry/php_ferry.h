@@ -18,6 +18,8 @@ ZEND_BEGIN_MODULE_GLOBALS(ferry)
 	int sent_status;
 	/* SG(rfc1867_uploaded_files) was created by us, so we may drop it whole */
 	bool owns_uploads;
+	/* request_end()'s answer when nothing was collected, shared (refcounted) between requests */
+	zval plain_result;
 ZEND_END_MODULE_GLOBALS(ferry)
 
 ZEND_EXTERN_MODULE_GLOBALS(ferry)

@@ -21,13 +21,18 @@ $kept = request_end(false, false);
 request_begin();
 header('X-Powered-By: PHP/' . PHP_VERSION . '-custom');
 $replaced = request_end(false, false);
+// The answer for "nothing collected" is shared: changing one copy leaves the next intact.
+$none['headers']['X'] = ['y'];
+request_begin();
+$again = request_end(false, false);
 ob_end_clean();
 
 var_dump($list);
 var_dump($all['headers'] === ['X-Powered-By' => ['PHP/' . PHP_VERSION]]);
-var_dump($none);
+var_dump($none === ['status' => 200, 'headers' => ['X' => ['y']]]);
 var_dump($kept['headers']);
 var_dump($replaced['headers'] === ['X-Powered-By' => ['PHP/' . PHP_VERSION . '-custom']]);
+var_dump($again === ['status' => 200, 'headers' => []]);
 ?>
 --EXPECTF--
 array(1) {
@@ -35,13 +40,7 @@ array(1) {
   string(%d) "X-Powered-By: PHP/%s"
 }
 bool(true)
-array(2) {
-  ["status"]=>
-  int(200)
-  ["headers"]=>
-  array(0) {
-  }
-}
+bool(true)
 array(2) {
   ["X-Powered-By"]=>
   array(1) {
@@ -54,4 +53,5 @@ array(2) {
     string(1) "1"
   }
 }
+bool(true)
 bool(true)
