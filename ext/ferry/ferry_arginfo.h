@@ -53,6 +53,12 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_job_answer, 0, 3, IS_STRIN
 	ZEND_ARG_TYPE_INFO(0, body, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_frames_read, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, buffer, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, offset, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, maxPayload, IS_LONG, 0, "67108864")
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_request_begin);
 ZEND_FUNCTION(ferry_request_end);
 ZEND_FUNCTION(ferry_in_request);
@@ -64,6 +70,7 @@ ZEND_FUNCTION(ferry_frame_encode);
 ZEND_FUNCTION(ferry_answer_frame);
 ZEND_FUNCTION(ferry_request_context);
 ZEND_FUNCTION(ferry_job_answer);
+ZEND_FUNCTION(ferry_frames_read);
 
 #define FERRY_FE(name) ZEND_RAW_FENTRY(PHP_FERRY_NS "\\" #name, zif_ferry_##name, arginfo_ferry_##name, 0)
 
@@ -79,5 +86,6 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(answer_frame)
 	FERRY_FE(request_context)
 	FERRY_FE(job_answer)
+	FERRY_FE(frames_read)
 	ZEND_FE_END
 };

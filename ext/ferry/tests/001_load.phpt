@@ -5,7 +5,7 @@ ferry
 --FILE--
 <?php
 foreach (['request_begin', 'request_end', 'in_request', 'register_uploaded_file', 'catch_exit',
-          'frames_parse', 'frame_decode', 'frame_encode', 'answer_frame', 'job_answer', 'request_context'] as $name) {
+          'frames_parse', 'frame_decode', 'frame_encode', 'answer_frame', 'job_answer', 'request_context', 'frames_read'] as $name) {
     $f = new ReflectionFunction("Ferry\\Ext\\$name");
     echo $name, '(', implode(', ', array_map(fn ($p) => $p->getType() . ' $' . $p->getName(), $f->getParameters())), '): ', $f->getReturnType(), "\n";
 }
@@ -24,6 +24,7 @@ frame_encode(int $flags, array $options, string $payload, int $streamFlags): str
 answer_frame(int $contextLength, int $id, string $payload): string
 job_answer(int $id, string $context, string $body): string
 request_context(string $context): ?array
+frames_read(string $buffer, int $offset, int $maxPayload): array
 string(16) "RuntimeException"
 int(67108864)
 bool(false)

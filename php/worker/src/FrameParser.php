@@ -70,11 +70,17 @@ final class FrameParser
         // The hot path of every worker: well-formed frames are sliced here in one
         // loop with one unpack() per header. Anything unusual (a frame split across
         // reads, a bad header) goes through next(), which names the fault.
-        if ($this->header === null && (self::$ext ??= \function_exists('Ferry\Ext\frames_parse'))) {
+        if ($this->header === null && (self::$ext ??= \function_exists('Ferry\Ext\frames_read'))) {
             try {
-                [$parsed, $offset] = \Ferry\Ext\frames_parse($this->buffer, $this->offset, $this->codec->maxPayload);
+                [$frames, $offset] = \Ferry\Ext\frames_read($this->buffer, $this->offset, $this->codec->maxPayload);
+                if ($offset === \strlen($this->buffer)) {
+                    $this->buffer = '';
+                    $this->offset = 0;
+                } else {
+                    $this->offset = $offset; // the start of a frame the next read completes
+                }
 
-                return $this->sliced($parsed, $offset);
+                return $frames;
             } catch (\Ferry\Ext\FrameException) {
                 // A bad header: the code below throws the SDK's own exception for it.
             }
@@ -110,28 +116,6 @@ final class FrameParser
         $this->offset = $offset;
         while (($frame = $this->next()) !== null) {
             $frames[] = $frame;
-        }
-
-        return $frames;
-    }
-
-    /**
-     * ext/ferry's frames_parse() result as drain()'s.
-     *
-     * @param list<array{int, list<int>, string, int}> $parsed
-     * @return list<Frame>
-     */
-    private function sliced(array $parsed, int $offset): array
-    {
-        $frames = [];
-        foreach ($parsed as [$flags, $options, $payload, $streamFlags]) {
-            $frames[] = new Frame($flags, $options, $payload, $streamFlags);
-        }
-        if ($offset === \strlen($this->buffer)) {
-            $this->buffer = '';
-            $this->offset = 0;
-        } else {
-            $this->offset = $offset; // the start of a frame the next read completes
         }
 
         return $frames;
