@@ -5,7 +5,7 @@ ferry
 --FILE--
 <?php
 foreach (['request_begin', 'request_end', 'in_request', 'register_uploaded_file', 'catch_exit',
-          'frames_parse', 'frame_decode', 'frame_encode', 'answer_frame', 'job_answer', 'request_context', 'frames_read'] as $name) {
+          'frames_parse', 'frame_decode', 'frame_encode', 'answer_frame', 'job_answer', 'request_context', 'frames_read', 'request_read'] as $name) {
     $f = new ReflectionFunction("Ferry\\Ext\\$name");
     echo $name, '(', implode(', ', array_map(fn ($p) => $p->getType() . ' $' . $p->getName(), $f->getParameters())), '): ', $f->getReturnType(), "\n";
 }
@@ -25,6 +25,7 @@ answer_frame(int $contextLength, int $id, string $payload): string
 job_answer(int $id, string $context, string $body): string
 request_context(string $context): ?array
 frames_read(string $buffer, int $offset, int $maxPayload): array
+request_read(string $context, string $body): ?object
 string(16) "RuntimeException"
 int(67108864)
 bool(false)

@@ -93,9 +93,16 @@ final class Request
      */
     public static function fromContext(string $context, string $body): self
     {
-        // ext/ferry reads the gateway's own subset of the format faster; anything else
-        // (null) goes to unserialize(), the reference.
-        $c = (self::$ext ??= \function_exists('Ferry\Ext\request_context')) ? \Ferry\Ext\request_context($context) : null;
+        // ext/ferry builds the usual request itself, and reads the gateway's own subset of
+        // the format for the others; what it leaves (null) is done here, unserialize()
+        // being the reference.
+        if (self::$ext ??= \function_exists('Ferry\Ext\request_read')) {
+            $request = \Ferry\Ext\request_read($context, $body);
+            if ($request !== null) {
+                return $request;
+            }
+            $c = \Ferry\Ext\request_context($context);
+        }
         $c ??= @unserialize($context, ['allowed_classes' => false, 'max_depth' => 16]);
         if (!\is_array($c) || !isset($c['method'])) {
             throw new ProtocolException(sprintf(
