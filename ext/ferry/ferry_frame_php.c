@@ -388,6 +388,15 @@ static bool frame_property(zend_class_entry *ce, const char *name, size_t len, u
 
 static bool find_frame_class(frame_class *fc)
 {
+	if (FERRY_G(frame_ce)) {
+		/* A class, once declared, stays as it is until the request ends. */
+		fc->ce = FERRY_G(frame_ce);
+		fc->flags = FERRY_G(frame_offsets)[0];
+		fc->options = FERRY_G(frame_offsets)[1];
+		fc->payload = FERRY_G(frame_offsets)[2];
+		fc->stream_flags = FERRY_G(frame_offsets)[3];
+		return true;
+	}
 	zend_string *name = zend_string_init("Ferry\\Worker\\Frame", sizeof("Ferry\\Worker\\Frame") - 1, 0);
 	fc->ce = zend_lookup_class(name);
 	zend_string_release(name);
@@ -407,6 +416,11 @@ static bool find_frame_class(frame_class *fc)
 			"was built for (int $flags, array $options, string $payload, int $streamFlags)");
 		return false;
 	}
+	FERRY_G(frame_ce) = fc->ce;
+	FERRY_G(frame_offsets)[0] = fc->flags;
+	FERRY_G(frame_offsets)[1] = fc->options;
+	FERRY_G(frame_offsets)[2] = fc->payload;
+	FERRY_G(frame_offsets)[3] = fc->stream_flags;
 	return true;
 }
 

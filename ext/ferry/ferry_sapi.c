@@ -109,6 +109,7 @@ static void ferry_reset_response(void)
 
 void ferry_sapi_rshutdown(void)
 {
+	ferry_class_cache_reset();
 	zval_ptr_dtor(&FERRY_G(plain_result));
 	ZVAL_UNDEF(&FERRY_G(plain_result));
 	/* A worker that dies mid-request must not let sapi_deactivate() unlink the server's files. */

@@ -178,8 +178,20 @@ static const request_field request_fields[] = {
 	{RP_FORM, "form", NULL}, {RP_UPLOADS, "files", NULL}, {RP_PARSED, "parsed", NULL}, {RP_SCHEME, "scheme", "http"},
 };
 
+void ferry_class_cache_reset(void)
+{
+	FERRY_G(request_ce) = NULL;
+	FERRY_G(frame_ce) = NULL;
+}
+
 static zend_class_entry *find_request_class(uint32_t offsets[RP_COUNT])
 {
+	_Static_assert(RP_COUNT <= 16, "php_ferry.h: request_offsets too small");
+	if (FERRY_G(request_ce)) {
+		/* A class, once declared, stays as it is until the request ends. */
+		memcpy(offsets, FERRY_G(request_offsets), sizeof(uint32_t) * RP_COUNT);
+		return FERRY_G(request_ce);
+	}
 	zend_string *name = zend_string_init("Ferry\\Worker\\Http\\Request", sizeof("Ferry\\Worker\\Http\\Request") - 1, 0);
 	zend_class_entry *ce = zend_lookup_class(name);
 	zend_string_release(name);
@@ -204,6 +216,8 @@ static zend_class_entry *find_request_class(uint32_t offsets[RP_COUNT])
 			"extension was built for");
 		return NULL;
 	}
+	FERRY_G(request_ce) = ce;
+	memcpy(FERRY_G(request_offsets), offsets, sizeof(uint32_t) * RP_COUNT);
 	return ce;
 }
 
