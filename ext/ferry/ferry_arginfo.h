@@ -5,6 +5,7 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_request_end, 0, 0, IS_ARRAY, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, defaultContentType, _IS_BOOL, 0, "true")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, poweredBy, _IS_BOOL, 0, "true")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_in_request, 0, 0, _IS_BOOL, 0)
@@ -60,6 +61,27 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_msgpack_pack, 0, 1, IS_STR
 	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, other, Closure, 1, "null")
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_request_context, 0, 1, IS_ARRAY, 1)
+	ZEND_ARG_TYPE_INFO(0, context, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_job_answer, 0, 3, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, id, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, context, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, body, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_frames_read, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, buffer, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, offset, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, maxPayload, IS_LONG, 0, "67108864")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_request_read, 0, 2, IS_OBJECT, 1)
+	ZEND_ARG_TYPE_INFO(0, context, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, body, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_request_begin);
 ZEND_FUNCTION(ferry_request_end);
 ZEND_FUNCTION(ferry_in_request);
@@ -71,6 +93,10 @@ ZEND_FUNCTION(ferry_frame_encode);
 ZEND_FUNCTION(ferry_answer_frame);
 ZEND_FUNCTION(ferry_msgpack_unpack);
 ZEND_FUNCTION(ferry_msgpack_pack);
+ZEND_FUNCTION(ferry_request_context);
+ZEND_FUNCTION(ferry_job_answer);
+ZEND_FUNCTION(ferry_frames_read);
+ZEND_FUNCTION(ferry_request_read);
 
 #define FERRY_FE(name) ZEND_RAW_FENTRY(PHP_FERRY_NS "\\" #name, zif_ferry_##name, arginfo_ferry_##name, 0)
 
@@ -86,5 +112,9 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(answer_frame)
 	FERRY_FE(msgpack_unpack)
 	FERRY_FE(msgpack_pack)
+	FERRY_FE(request_context)
+	FERRY_FE(job_answer)
+	FERRY_FE(frames_read)
+	FERRY_FE(request_read)
 	ZEND_FE_END
 };

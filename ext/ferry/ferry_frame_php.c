@@ -69,31 +69,42 @@ static void throw_header_error(ferry_frame_status status, const ferry_frame *f, 
 	throw_frame_exception(ferry_frame_reason(status), msg);
 }
 
+static void frame_options(zval *options, const ferry_frame *f)
+{
+	if (f->option_count == 0) {
+		ZVAL_EMPTY_ARRAY(options);
+		return;
+	}
+	array_init_size(options, f->option_count);
+	zend_hash_real_init_packed(Z_ARRVAL_P(options));
+	ZEND_HASH_FILL_PACKED(Z_ARRVAL_P(options)) {
+		for (uint32_t i = 0; i < f->option_count; i++) {
+			ZEND_HASH_FILL_SET_LONG((zend_long) f->options[i]);
+			ZEND_HASH_FILL_NEXT();
+		}
+	} ZEND_HASH_FILL_END();
+}
+
+static void frame_payload(zval *payload, const ferry_frame *f, const uint8_t *frame_start)
+{
+	if (f->length == 0) {
+		ZVAL_EMPTY_STRING(payload);
+	} else {
+		ZVAL_STRINGL(payload, (const char *) frame_start + f->payload_offset, f->length);
+	}
+}
+
 /* [flags, options, payload, streamFlags]: Ferry\Worker\Frame's constructor order. */
 static void frame_to_array(zval *out, const ferry_frame *f, const uint8_t *frame_start)
 {
-	zval options;
+	zval options, payload;
 
 	array_init_size(out, 4);
 	add_next_index_long(out, f->flags);
-	if (f->option_count == 0) {
-		ZVAL_EMPTY_ARRAY(&options);
-	} else {
-		array_init_size(&options, f->option_count);
-		zend_hash_real_init_packed(Z_ARRVAL(options));
-		ZEND_HASH_FILL_PACKED(Z_ARRVAL(options)) {
-			for (uint32_t i = 0; i < f->option_count; i++) {
-				ZEND_HASH_FILL_SET_LONG((zend_long) f->options[i]);
-				ZEND_HASH_FILL_NEXT();
-			}
-		} ZEND_HASH_FILL_END();
-	}
+	frame_options(&options, f);
 	add_next_index_zval(out, &options);
-	if (f->length == 0) {
-		add_next_index_str(out, ZSTR_EMPTY_ALLOC());
-	} else {
-		add_next_index_stringl(out, (const char *) frame_start + f->payload_offset, f->length);
-	}
+	frame_payload(&payload, f, frame_start);
+	add_next_index_zval(out, &payload);
 	add_next_index_long(out, f->stream_flags);
 }
 
@@ -106,7 +117,24 @@ static bool check_max_payload(zend_long max_payload, uint32_t arg)
 	return true;
 }
 
-ZEND_FUNCTION(ferry_frames_parse)
+typedef struct {
+	zend_class_entry *ce;
+	uint32_t flags, options, payload, stream_flags; /* property offsets */
+} frame_class;
+
+static void frame_to_object(zval *out, const frame_class *fc, const ferry_frame *f, const uint8_t *frame_start)
+{
+	object_init_ex(out, fc->ce);
+	zend_object *obj = Z_OBJ_P(out);
+	/* The slots are uninitialised typed properties: set once here, as the constructor would. */
+	ZVAL_LONG(OBJ_PROP(obj, fc->flags), f->flags);
+	frame_options(OBJ_PROP(obj, fc->options), f);
+	frame_payload(OBJ_PROP(obj, fc->payload), f, frame_start);
+	ZVAL_LONG(OBJ_PROP(obj, fc->stream_flags), f->stream_flags);
+}
+
+/* frames_parse() and frames_read(): fc NULL for arrays. */
+static void parse_frames(INTERNAL_FUNCTION_PARAMETERS, const frame_class *fc)
 {
 	zend_string *buffer;
 	zend_long offset = 0;
@@ -146,13 +174,22 @@ ZEND_FUNCTION(ferry_frames_parse)
 			RETURN_THROWS();
 		}
 		zval frame;
-		frame_to_array(&frame, &f, buf + pos);
+		if (fc) {
+			frame_to_object(&frame, fc, &f, buf + pos);
+		} else {
+			frame_to_array(&frame, &f, buf + pos);
+		}
 		add_next_index_zval(&frames, &frame);
 		pos += (size_t) f.size; /* f.size <= len - pos, checked by ferry_frame_read() */
 	}
 	array_init_size(return_value, 2);
 	add_next_index_zval(return_value, &frames);
 	add_next_index_long(return_value, (zend_long) pos);
+}
+
+ZEND_FUNCTION(ferry_frames_parse)
+{
+	parse_frames(INTERNAL_FUNCTION_PARAM_PASSTHRU, NULL);
 }
 
 ZEND_FUNCTION(ferry_frame_decode)
@@ -295,4 +332,103 @@ ZEND_FUNCTION(ferry_answer_frame)
 	}
 	uint32_t options[2] = {(uint32_t) context_length, (uint32_t) id};
 	RETURN_NEW_STR(frame_string(0x04 /* CODEC_RAW */, options, 2, ZSTR_VAL(payload), ZSTR_LEN(payload), 0));
+}
+
+/* answer_frame() for context . body given apart: the worker's answer without a PHP concatenation. */
+ZEND_FUNCTION(ferry_job_answer)
+{
+	zend_long id;
+	zend_string *context;
+	zend_string *body;
+
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_LONG(id)
+		Z_PARAM_STR(context)
+		Z_PARAM_STR(body)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (id < 0 || (zend_ulong) id > FERRY_FRAME_UINT32_MAX) {
+		zend_argument_value_error(1, "must be within 0..4294967295, got " ZEND_LONG_FMT, id);
+		RETURN_THROWS();
+	}
+	size_t clen = ZSTR_LEN(context);
+	size_t blen = ZSTR_LEN(body);
+	if ((uint64_t) clen > FERRY_FRAME_UINT32_MAX || (uint64_t) blen > FERRY_FRAME_UINT32_MAX - (uint64_t) clen) {
+		throw_frame_exception("too_large", zend_strpprintf(0, "payload of %zu bytes does not fit a uint32 length",
+			clen + blen));
+		RETURN_THROWS();
+	}
+	uint32_t options[2] = {(uint32_t) clen, (uint32_t) id};
+	uint8_t head[FERRY_FRAME_MAX_HEADER];
+	size_t head_len = ferry_frame_write_header(head, 0x04 /* CODEC_RAW */, options, 2, (uint32_t) (clen + blen), 0);
+	zend_string *out = zend_string_alloc(head_len + clen + blen, 0);
+	memcpy(ZSTR_VAL(out), head, head_len);
+	memcpy(ZSTR_VAL(out) + head_len, ZSTR_VAL(context), clen);
+	memcpy(ZSTR_VAL(out) + head_len + clen, ZSTR_VAL(body), blen);
+	ZSTR_VAL(out)[head_len + clen + blen] = '\0';
+	RETURN_NEW_STR(out);
+}
+
+/*
+ * frames_parse() with Ferry\Worker\Frame objects instead of arrays: the SDK's reader
+ * builds one per frame, and a PHP constructor call cost more than the parsing. The
+ * properties are found by name and type, so a Frame that changed shape is an Error,
+ * never a misplaced value.
+ */
+static bool frame_property(zend_class_entry *ce, const char *name, size_t len, uint32_t type, uint32_t *offset)
+{
+	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, len);
+	if (!info || (info->flags & ZEND_ACC_STATIC) || ZEND_TYPE_PURE_MASK(info->type) != type
+		|| ZEND_TYPE_IS_COMPLEX(info->type)) {
+		return false;
+	}
+	*offset = info->offset;
+	return true;
+}
+
+static bool find_frame_class(frame_class *fc)
+{
+	if (FERRY_G(frame_ce)) {
+		/* A class, once declared, stays as it is until the request ends. */
+		fc->ce = FERRY_G(frame_ce);
+		fc->flags = FERRY_G(frame_offsets)[0];
+		fc->options = FERRY_G(frame_offsets)[1];
+		fc->payload = FERRY_G(frame_offsets)[2];
+		fc->stream_flags = FERRY_G(frame_offsets)[3];
+		return true;
+	}
+	zend_string *name = zend_string_init("Ferry\\Worker\\Frame", sizeof("Ferry\\Worker\\Frame") - 1, 0);
+	fc->ce = zend_lookup_class(name);
+	zend_string_release(name);
+	if (!fc->ce) {
+		if (!EG(exception)) {
+			zend_throw_error(NULL, "Ferry\\Ext\\frames_read(): class Ferry\\Worker\\Frame not found");
+		}
+		return false;
+	}
+	if ((fc->ce->ce_flags & (ZEND_ACC_INTERFACE | ZEND_ACC_TRAIT | ZEND_ACC_EXPLICIT_ABSTRACT_CLASS | ZEND_ACC_ENUM))
+		|| fc->ce->default_properties_count != 4
+		|| !frame_property(fc->ce, "flags", 5, MAY_BE_LONG, &fc->flags)
+		|| !frame_property(fc->ce, "options", 7, MAY_BE_ARRAY, &fc->options)
+		|| !frame_property(fc->ce, "payload", 7, MAY_BE_STRING, &fc->payload)
+		|| !frame_property(fc->ce, "streamFlags", 11, MAY_BE_LONG, &fc->stream_flags)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\frames_read(): Ferry\\Worker\\Frame is not the class this extension "
+			"was built for (int $flags, array $options, string $payload, int $streamFlags)");
+		return false;
+	}
+	FERRY_G(frame_ce) = fc->ce;
+	FERRY_G(frame_offsets)[0] = fc->flags;
+	FERRY_G(frame_offsets)[1] = fc->options;
+	FERRY_G(frame_offsets)[2] = fc->payload;
+	FERRY_G(frame_offsets)[3] = fc->stream_flags;
+	return true;
+}
+
+ZEND_FUNCTION(ferry_frames_read)
+{
+	frame_class fc;
+	if (!find_frame_class(&fc)) {
+		RETURN_THROWS();
+	}
+	parse_frames(INTERNAL_FUNCTION_PARAM_PASSTHRU, &fc);
 }

@@ -109,6 +109,9 @@ static void ferry_reset_response(void)
 
 void ferry_sapi_rshutdown(void)
 {
+	ferry_class_cache_reset();
+	zval_ptr_dtor(&FERRY_G(plain_result));
+	ZVAL_UNDEF(&FERRY_G(plain_result));
 	/* A worker that dies mid-request must not let sapi_deactivate() unlink the server's files. */
 	ferry_forget_uploads();
 	if (FERRY_G(sent_reason)) {
@@ -127,7 +130,12 @@ ZEND_FUNCTION(ferry_request_begin)
 	FERRY_G(in_request) = true;
 	/* php_request_startup() adds it under FPM with the same ini. */
 	if (PG(expose_php)) {
-		sapi_add_header((char *) SAPI_PHP_VERSION_HEADER, sizeof(SAPI_PHP_VERSION_HEADER) - 1, 1);
+		/* What sapi_add_header() ends with for this line on a list just emptied, without
+		 * its parsing, which cost more than the rest of the request boundary. */
+		sapi_header_struct h;
+		h.header_len = sizeof(SAPI_PHP_VERSION_HEADER) - 1;
+		h.header = estrndup(SAPI_PHP_VERSION_HEADER, h.header_len);
+		zend_llist_add_element(&SG(sapi_headers).headers, &h);
 	}
 }
 
@@ -243,7 +251,15 @@ static int final_status(bool *from_status_header, zend_string **reason)
 	return code;
 }
 
-static void build_result(zval *result)
+/* The line expose_php adds at request_begin(), as "X-Powered-By" and its value. */
+static bool is_expose_php_line(const ferry_header_line *line)
+{
+	static const char value[] = "PHP/" PHP_VERSION;
+	return is_header(line->name, line->name_len, "X-Powered-By", 12)
+		&& line->value_len == sizeof(value) - 1 && memcmp(line->value, value, sizeof(value) - 1) == 0;
+}
+
+static void build_result(zval *result, bool powered_by)
 {
 	bool from_status_header;
 	zend_string *reason;
@@ -252,8 +268,9 @@ static void build_result(zval *result)
 	HashTable names; /* lower-case name => the name as first written, the key in headers */
 	zend_llist_position pos;
 
-	array_init(&headers);
-	zend_hash_init(&names, 8, NULL, ZVAL_PTR_DTOR, 0);
+	/* Allocated at the first header kept: most handler requests have none. */
+	ZVAL_EMPTY_ARRAY(&headers);
+	bool any = false;
 	for (sapi_header_struct *h = zend_llist_get_first_ex(&SG(sapi_headers).headers, &pos); h;
 		h = zend_llist_get_next_ex(&SG(sapi_headers).headers, &pos)) {
 		ferry_header_line line;
@@ -263,6 +280,14 @@ static void build_result(zval *result)
 		/* FPM drops it on a 304, which has no body to describe. */
 		if (status == 304 && is_header(line.name, line.name_len, "Content-Type", 12)) {
 			continue;
+		}
+		if (!powered_by && is_expose_php_line(&line)) {
+			continue;
+		}
+		if (!any) {
+			any = true;
+			array_init(&headers);
+			zend_hash_init(&names, 8, NULL, ZVAL_PTR_DTOR, 0);
 		}
 		zend_string *given = zend_string_init(line.name, line.name_len, 0);
 		zend_string *lower = zend_string_tolower(given);
@@ -281,7 +306,18 @@ static void build_result(zval *result)
 		zend_string_release(lower);
 		add_next_index_stringl(values, line.value, line.value_len);
 	}
-	zend_hash_destroy(&names);
+	if (any) {
+		zend_hash_destroy(&names);
+	} else if (status == 200 && !reason) {
+		/* The usual answer, the same every time: one array shared until the worker ends. */
+		if (Z_TYPE(FERRY_G(plain_result)) != IS_ARRAY) {
+			array_init_size(&FERRY_G(plain_result), 2);
+			add_assoc_long(&FERRY_G(plain_result), "status", 200);
+			add_assoc_zval(&FERRY_G(plain_result), "headers", &headers);
+		}
+		ZVAL_COPY(result, &FERRY_G(plain_result));
+		return;
+	}
 
 	array_init_size(result, 3);
 	add_assoc_long(result, "status", status);
@@ -294,10 +330,12 @@ static void build_result(zval *result)
 ZEND_FUNCTION(ferry_request_end)
 {
 	bool default_content_type = true;
+	bool powered_by = true;
 
-	ZEND_PARSE_PARAMETERS_START(0, 1)
+	ZEND_PARSE_PARAMETERS_START(0, 2)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_BOOL(default_content_type)
+		Z_PARAM_BOOL(powered_by)
 	ZEND_PARSE_PARAMETERS_END();
 
 	if (!FERRY_G(in_request)) {
@@ -313,7 +351,7 @@ ZEND_FUNCTION(ferry_request_end)
 		sapi_send_headers();
 	}
 	if (!EG(exception)) {
-		build_result(return_value);
+		build_result(return_value, powered_by);
 	}
 	/* After the headers: a session write may fail and must not leave the state dirty. */
 	if (!EG(exception)) {

@@ -18,6 +18,13 @@ ZEND_BEGIN_MODULE_GLOBALS(ferry)
 	int sent_status;
 	/* SG(rfc1867_uploaded_files) was created by us, so we may drop it whole */
 	bool owns_uploads;
+	/* request_end()'s answer when nothing was collected, shared (refcounted) between requests */
+	zval plain_result;
+	/* classes request_read() and frames_read() fill, checked once per request (RSHUTDOWN clears) */
+	zend_class_entry *request_ce;
+	uint32_t request_offsets[16];
+	zend_class_entry *frame_ce;
+	uint32_t frame_offsets[4];
 ZEND_END_MODULE_GLOBALS(ferry)
 
 ZEND_EXTERN_MODULE_GLOBALS(ferry)
@@ -40,5 +47,8 @@ void ferry_session_reset(void);
 
 /* ferry_frame_php.c */
 void ferry_frame_minit(int module_number);
+
+/* ferry_ser_php.c: forgets the classes looked up during the request */
+void ferry_class_cache_reset(void);
 
 #endif

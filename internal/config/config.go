@@ -234,7 +234,7 @@ func Default() *Config {
 			PHP: PHPConfig{
 				Opcache:   true,
 				Ini:       map[string]string{},
-				Extension: ExtensionOff,
+				Extension: ExtensionAuto,
 			},
 			RespawnBackoff:  BackoffConfig{Min: 100 * time.Millisecond, Max: 5 * time.Second},
 			LeakWatchEvery:  250,

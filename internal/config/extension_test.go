@@ -3,9 +3,9 @@ package config
 import "testing"
 
 func TestExtensionKey(t *testing.T) {
-	// off until the extension's hot paths make a request cheaper than pure PHP (issue 16).
-	if got := Default().Pool.PHP.Extension; got != ExtensionOff {
-		t.Fatalf("default pool.php.extension = %q, want off", got)
+	// auto since the extension's hot paths make a request cheaper than pure PHP (issue 16).
+	if got := Default().Pool.PHP.Extension; got != ExtensionAuto {
+		t.Fatalf("default pool.php.extension = %q, want auto", got)
 	}
 	for src, want := range map[string]string{
 		"pool:\n  php: {extension: \"on\"}\n":                            "on",

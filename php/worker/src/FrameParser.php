@@ -17,6 +17,8 @@ final class FrameParser
     private int $offset = 0;
     /** @var array{int, int, int, int, int}|null header of the frame we are waiting to complete */
     private ?array $header = null;
+    /** whether ext/ferry's frame reader is there */
+    private static ?bool $ext = null;
 
     public function __construct(private readonly FrameCodec $codec = new FrameCodec())
     {
@@ -68,6 +70,21 @@ final class FrameParser
         // The hot path of every worker: well-formed frames are sliced here in one
         // loop with one unpack() per header. Anything unusual (a frame split across
         // reads, a bad header) goes through next(), which names the fault.
+        if ($this->header === null && (self::$ext ??= \function_exists('Ferry\Ext\frames_read'))) {
+            try {
+                [$frames, $offset] = \Ferry\Ext\frames_read($this->buffer, $this->offset, $this->codec->maxPayload);
+                if ($offset === \strlen($this->buffer)) {
+                    $this->buffer = '';
+                    $this->offset = 0;
+                } else {
+                    $this->offset = $offset; // the start of a frame the next read completes
+                }
+
+                return $frames;
+            } catch (\Ferry\Ext\FrameException) {
+                // A bad header: the code below throws the SDK's own exception for it.
+            }
+        }
         $frames = [];
         $buffer = $this->buffer;
         $offset = $this->offset;

@@ -23,6 +23,8 @@ final class Request
     /** @var array<string, mixed>|null */
     private ?array $server = null;
 
+    /** whether ext/ferry's context reader is there */
+    private static ?bool $ext = null;
     /** @var array<string, true>|null temp paths of this request's uploads not moved yet */
     private ?array $movable = null;
     /** The raw body; read from bodyFile() on first use when the server spooled it to disk. */
@@ -91,7 +93,17 @@ final class Request
      */
     public static function fromContext(string $context, string $body): self
     {
-        $c = @unserialize($context, ['allowed_classes' => false, 'max_depth' => 16]);
+        // ext/ferry builds the usual request itself, and reads the gateway's own subset of
+        // the format for the others; what it leaves (null) is done here, unserialize()
+        // being the reference.
+        if (self::$ext ??= \function_exists('Ferry\Ext\request_read')) {
+            $request = \Ferry\Ext\request_read($context, $body);
+            if ($request !== null) {
+                return $request;
+            }
+            $c = \Ferry\Ext\request_context($context);
+        }
+        $c ??= @unserialize($context, ['allowed_classes' => false, 'max_depth' => 16]);
         if (!\is_array($c) || !isset($c['method'])) {
             throw new ProtocolException(sprintf(
                 'HTTP context is not a serialized request array (%d bytes, starts with %s)',

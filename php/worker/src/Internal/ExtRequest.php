@@ -18,9 +18,6 @@ use Ferry\Worker\Worker;
  */
 final class ExtRequest
 {
-    /** What expose_php=1 adds on its own; the pure-PHP SDK never sends it, nor does this. */
-    private const POWERED_BY = 'PHP/' . PHP_VERSION;
-
     public static function available(): bool
     {
         return \extension_loaded('ferry');
@@ -53,15 +50,20 @@ final class ExtRequest
         // Without PHP's default Content-Type: a Response has its own, and for a string or
         // an array the SDK's (HTML, JSON) stays unless the handler set one, as without
         // the extension.
-        $php = \Ferry\Ext\request_end(false);
+        // expose_php's X-Powered-By is left out: the pure-PHP SDK never sends it either.
+        $php = \Ferry\Ext\request_end(false, false);
+        if ($php['headers'] === [] && $php['status'] === 200 && !isset($php['reason'])) {
+            // The usual request: PHP's header functions were not used, nothing to merge.
+            return $result instanceof Response ? $result : HttpWorker::toResponse($result);
+        }
         if ($result instanceof Response) {
-            return self::merge($result, self::headers($php['headers']));
+            return self::merge($result, $php['headers']);
         }
         $response = HttpWorker::toResponse($result, $php['status']);
         if (isset($php['reason'])) {
             $response->reason($php['reason']);
         }
-        foreach (self::headers($php['headers']) as $name => $values) {
+        foreach ($php['headers'] as $name => $values) {
             $response->header($name, $values);
         }
 
@@ -74,12 +76,12 @@ final class ExtRequest
      */
     public static function frontControllerAnswer(): Response
     {
-        $php = \Ferry\Ext\request_end(true);
+        $php = \Ferry\Ext\request_end(true, false);
         $response = new Response($php['status']);
         if (isset($php['reason'])) {
             $response->reason($php['reason']);
         }
-        foreach (self::headers($php['headers']) as $name => $values) {
+        foreach ($php['headers'] as $name => $values) {
             $response->header($name, $values);
         }
 
@@ -124,26 +126,5 @@ final class ExtRequest
         }
 
         return $merged;
-    }
-
-    /**
-     * @param array<string, list<string>> $headers
-     * @return array<string, list<string>>
-     */
-    private static function headers(array $headers): array
-    {
-        foreach ($headers as $name => $values) {
-            if (strcasecmp($name, 'X-Powered-By') === 0) {
-                $values = array_values(array_filter($values, static fn (string $v): bool => $v !== self::POWERED_BY));
-                if ($values === []) {
-                    unset($headers[$name]);
-                } else {
-                    $headers[$name] = $values;
-                }
-                break;
-            }
-        }
-
-        return $headers;
     }
 }

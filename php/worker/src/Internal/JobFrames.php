@@ -14,6 +14,9 @@ use Ferry\Worker\Payload;
  */
 final class JobFrames
 {
+    /** whether ext/ferry's frame writer is there */
+    private static ?bool $ext = null;
+
     /**
      * Splits a job frame into a Job, or returns an ERROR frame if it is malformed.
      */
@@ -43,23 +46,27 @@ final class JobFrames
     {
         if ($answer instanceof Payload) {
             $context = $answer->context;
-            $payload = $context === '' ? $answer->body : $context . $answer->body;
+            $body = $answer->body;
         } elseif (\is_string($answer) || $answer === null) {
             $context = '';
-            $payload = (string) $answer;
+            $body = (string) $answer;
         } else {
             $type = get_debug_type($answer);
             throw new \TypeError("job handler must return Payload, string or null, got $type");
         }
-        if (\strlen($payload) > $maxPayload) {
+        $length = \strlen($context) + \strlen($body);
+        if ($length > $maxPayload) {
             return FrameCodec::encode(Frame::ERROR, [0, $id], sprintf(
                 'answer of %d bytes exceeds the maximum payload of %d bytes',
-                \strlen($payload),
+                $length,
                 $maxPayload
             ));
         }
-
         // The length is checked above and ids come from our own frames.
-        return FrameCodec::job(\strlen($context), $id, $payload);
+        if (self::$ext ??= \function_exists('Ferry\Ext\job_answer')) {
+            return \Ferry\Ext\job_answer($id, $context, $body);
+        }
+
+        return FrameCodec::job(\strlen($context), $id, $context === '' ? $body : $context . $body);
     }
 }
