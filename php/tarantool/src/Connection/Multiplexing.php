@@ -35,13 +35,22 @@ trait Multiplexing
         }
         $data = $this->wbuf;
         $this->wbuf = '';
+        $in = '';
         try {
-            $this->socket->write($data, $this->options->writeTimeout, $this->options->display, $this->written);
+            // Replies that arrive while a large batch goes out are only buffered here:
+            // settling them now could resume a Fiber that writes in the middle of this write.
+            $this->socket->write($data, $this->options->writeTimeout, $this->options->display, $this->written,
+                static function (string $bytes) use (&$in): void { $in .= $bytes; });
         } catch (ConnectionException $e) {
             if ($blocking) {
                 throw $e;
             }
             $this->disconnect($e);
+            return;
+        }
+        if ($in !== '') {
+            $this->rbuf .= $in;
+            $this->dispatch();
         }
     }
 

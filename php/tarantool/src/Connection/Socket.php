@@ -19,6 +19,8 @@ final class Socket
 
     /** @var resource */
     public $stream;
+    /** Writes up to this size go out blocking: they fit in any send buffer the server drains. */
+    private const SMALL_WRITE = 65536;
     /** Current stream timeout in seconds (read-only outside this class). */
     public float $timeout = -1.0;
 
@@ -189,10 +191,22 @@ final class Socket
      * Writes all of $data or throws; $timeout bounds each wait for buffer space. $written grows
      * by every byte the kernel accepted, also when it throws part-way: the caller works out
      * from it which frames may have reached the server.
+     *
+     * With $received, the write never waits on a full send buffer alone: whatever the server
+     * sends meanwhile is read and handed to $received. A server whose replies back up stops
+     * reading requests, so a pipelined batch larger than the buffers both ways would
+     * otherwise stall until the timeout, with the client writing and the server writing and
+     * neither reading.
+     *
+     * @param (\Closure(string): void)|null $received
      */
-    public function write(string $data, float $timeout, string $peer = '', int &$written = 0): void
+    public function write(string $data, float $timeout, string $peer = '', int &$written = 0, ?\Closure $received = null): void
     {
         $this->setTimeout($timeout);
+        if ($received !== null && \strlen($data) > self::SMALL_WRITE) {
+            $this->writeReading($data, $timeout, $peer, $written, $received);
+            return;
+        }
         $len = \strlen($data);
         $n = @\fwrite($this->stream, $data);
         while ($n !== $len) {
@@ -208,6 +222,47 @@ final class Socket
             $n = @\fwrite($this->stream, $data);
         }
         $written += $n;
+    }
+
+    /**
+     * write() of a large batch: non-blocking, so that a full send buffer makes it wait for
+     * room or replies, whichever comes, instead of blocking in the kernel.
+     */
+    private function writeReading(string $data, float $timeout, string $peer, int &$written, \Closure $received): void
+    {
+        \stream_set_blocking($this->stream, false);
+        try {
+            while (true) {
+                $n = @\fwrite($this->stream, $data);
+                if ($n === false) {
+                    throw new ConnectionException('Cannot write to ' . $peer . ' (connection broken)', $peer, false);
+                }
+                $written += $n;
+                $data = (string) \substr($data, $n);
+                if ($data === '') {
+                    return;
+                }
+                $r = $w = [$this->stream];
+                $e = null;
+                $sec = (int) $timeout;
+                $ready = @\stream_select($r, $w, $e, $sec, (int) (($timeout - $sec) * 1e6));
+                if ($ready === 0) {
+                    throw new TimeoutException('Write timed out to ' . $peer, $peer, false);
+                }
+                if ($ready === false) {
+                    throw new ConnectionException('Cannot write to ' . $peer . ' (select failed)', $peer, false);
+                }
+                if ($r !== []) {
+                    $in = @\fread($this->stream, 65536);
+                    if ($in === false || ($in === '' && \feof($this->stream))) {
+                        throw new ConnectionException('Cannot write to ' . $peer . ' (connection closed by peer)', $peer, false);
+                    }
+                    $received($in);
+                }
+            }
+        } finally {
+            \stream_set_blocking($this->stream, true);
+        }
     }
 
     public function close(): void
