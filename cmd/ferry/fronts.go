@@ -66,6 +66,10 @@ func (f *fronts) serve(cfg *config.Config, plain *fasthttp.Server, errc chan<- e
 		isTLS := f.certs != nil && i == 0
 		srv := gateway.StdServer(next, limits, s.HTTP2.MaxConcurrentStreams, isTLS, f.log)
 		f.std = append(f.std, srv)
+		if !isTLS && !s.TLS.Redirect {
+			// h2c: an HTTP/1.1 request may also ask to switch (Upgrade: h2c).
+			plain.Handler = gateway.UpgradeH2C(next, srv)
+		}
 		ln = gateway.LimitListener(ln, s.MaxConnections)
 		go func() {
 			var err error

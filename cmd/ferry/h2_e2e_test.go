@@ -395,5 +395,28 @@ func TestH2CPriorKnowledgeBesideHTTP1(t *testing.T) {
 		if err != nil || string(out) != "printed returned 2" {
 			t.Errorf("curl --http2-prior-knowledge: %q %v", out, err)
 		}
+		// curl --http2 on http:// asks to upgrade (Upgrade: h2c).
+		out, err = exec.Command("curl", "-sS", "--http2", "-w", " %{http_version}", s.url+"/print").CombinedOutput()
+		if err != nil || string(out) != "printed returned 2" {
+			t.Errorf("curl --http2 (Upgrade: h2c): %q %v", out, err)
+		}
+		// With a body the upgrade is declined and the request served over HTTP/1.1.
+		out, err = exec.Command("curl", "-sS", "--http2", "-d", "a=1", "-w", " %{http_version}", s.url+"/print").CombinedOutput()
+		if err != nil || string(out) != "printed returned 1.1" {
+			t.Errorf("curl --http2 with a body: %q %v", out, err)
+		}
+	}
+	// The upgrade by hand: 101, then the answer to the first request on stream 1.
+	up, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	up.SetDeadline(time.Now().Add(10 * time.Second))
+	up.Write([]byte("GET /pid HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n"))
+	head := make([]byte, 64)
+	n, _ := io.ReadAtLeast(up, head, 20)
+	if !strings.HasPrefix(string(head[:n]), "HTTP/1.1 101 Switching Protocols\r\n") {
+		t.Errorf("upgrade answer: %q", head[:n])
 	}
 }
