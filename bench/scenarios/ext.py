@@ -5,8 +5,10 @@ import os
 from lib import httpbench, report
 from lib.systems import Ferry, check
 
+from . import framework
+
 NAME = "ext"
-TITLE = "hello with ext/ferry on and off"
+TITLE = "hello and the framework app with ext/ferry on and off"
 BODY = b"Hello, world\n"
 
 
@@ -43,6 +45,33 @@ def run(ctx):
                            metric="cpu_php_us")
     sec.add("### Paired ratios: requests per second, then PHP CPU per request", "")
     report.ratio_table(sec, rps + php)
-    sec.data = {"results": httpbench.public(results), "ratios": rps + php, "start_errors": errors}
-    sec.summarize(rps + php)
+    fw = framework_part(ctx, sec, so)
+    sec.data = {"results": httpbench.public(results), "ratios": rps + php + fw, "start_errors": errors}
+    sec.summarize(rps + php + fw)
     return sec
+
+
+def framework_part(ctx, sec, so):
+    """The same pair on the framework scenario's generated app (its worker, pages and paths.lua)."""
+    app = framework.generate(ctx, "ext-framework-app")
+    systems = [
+        Ferry(ctx, "fw-on", "framework app, ext/ferry loaded", app["worker"], php={"extension": so}),
+        Ferry(ctx, "fw-off", "framework app, pure PHP", app["worker"], php={"extension": "off"}),
+    ]
+    started, errors = httpbench.start_all(ctx, systems, lambda s: check(s, "/", want_type="text/html"))
+    try:
+        if len(started) < 2:
+            sec.add("- framework part not run: " + "; ".join(errors.values()))
+            return []
+        results = httpbench.compare(ctx, started, script=app["lua"])
+    finally:
+        httpbench.stop_all(started)
+    sec.add("### The framework app", "",
+            "`bench/apps/framework` as the framework scenario generates it, wrk walking its `paths.lua`.", "")
+    report.http_table(sec, results)
+    report.cpu_table(sec, results)
+    ratios = httpbench.ratios(results, [("framework: ext/ferry on / off", "fw-on", "fw-off")], ctx.settings)
+    ratios += httpbench.ratios(results, [("framework: PHP CPU per request, on / off", "fw-on", "fw-off")],
+                               ctx.settings, metric="cpu_php_us")
+    report.ratio_table(sec, ratios)
+    return ratios
