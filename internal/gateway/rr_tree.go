@@ -2,7 +2,8 @@ package gateway
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/ferry-php/ferry/internal/jsonq"
 )
 
 // RoadRunner sends form fields as a JSON tree in the body (parsed=true) and
@@ -124,33 +125,6 @@ func (t *formTree) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString quotes s as a JSON string. Bytes that are not UTF-8 become
-// U+FFFD, as encoding/json does, so that PHP's json_decode accepts the whole.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
-}
+// appendJSONString quotes s as a JSON string; bytes that are not UTF-8 become
+// U+FFFD, so that PHP's json_decode accepts the whole.
+func appendJSONString(b []byte, s string) []byte { return jsonq.Append(b, s) }

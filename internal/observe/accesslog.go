@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/ferry-php/ferry/internal/jsonq"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
 )
@@ -241,29 +241,4 @@ func appendEscaped(b, s []byte) []byte {
 
 // appendJSONString quotes s as a JSON string; invalid UTF-8 becomes U+FFFD,
 // so every line parses.
-func appendJSONString(b, s []byte) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20 || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
-}
+func appendJSONString(b, s []byte) []byte { return jsonq.Append(b, s) }

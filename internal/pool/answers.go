@@ -51,10 +51,7 @@ func (w *Worker) readLoop() {
 				// The answers read before it go first: delivering a part
 				// may wait for a slow client.
 				if len(batch) > 0 {
-					now := time.Now()
-					owner = w.settle(batch, owner[:0], now)
-					w.deliver(batch, owner, now)
-					w.answeredBatch(len(batch))
+					owner = w.answerBatch(batch, owner)
 					clear(batch)
 					batch = batch[:0]
 				}
@@ -66,20 +63,12 @@ func (w *Worker) readLoop() {
 		if w.conn.Buffered() > 0 && len(batch) < w.pool.opt.Pipeline {
 			continue // more of this batch has arrived; a worker holds at most Pipeline jobs
 		}
-		// One clock read per batch, shared by the batching estimate and the
-		// jobs' timings.
-		now := time.Now()
-		owner = w.settle(batch, owner[:0], now)
-		w.deliver(batch, owner, now)
-		w.answeredBatch(len(batch))
+		owner = w.answerBatch(batch, owner)
 		clear(batch)
 		batch = batch[:0]
 	}
 	w.pool.lost(w, w.answered+len(batch) > 0)
-	now := time.Now()
-	owner = w.settle(batch, owner[:0], now) // answers read before the failure
-	w.deliver(batch, owner, now)
-	w.answeredBatch(len(batch))
+	owner = w.answerBatch(batch, owner) // answers read before the failure
 	w.mu.Lock()
 	held := w.inflight
 	w.inflight = nil
@@ -109,6 +98,16 @@ func (w *Worker) readLoop() {
 	<-w.exited
 	w.conn.Close()
 	w.pool.gone(w, cause, lostJobs)
+}
+
+// answerBatch settles and delivers the answers read in one go, with one
+// clock read shared by the batching estimate and the jobs' timings.
+func (w *Worker) answerBatch(batch []frame.Frame, owner []*job) []*job {
+	now := time.Now()
+	owner = w.settle(batch, owner[:0], now)
+	w.deliver(batch, owner, now)
+	w.answeredBatch(len(batch))
+	return owner
 }
 
 // checkAnswer checks the options of a Ferry answer and reports whether it is
