@@ -30,4 +30,5 @@ fuzz ./internal/gateway FuzzEncodeRequest 5s &&
 fuzz ./internal/gateway FuzzMultipart 5s &&
 fuzz ./internal/gateway FuzzStaticPath 5s &&
 fuzz ./internal/rrproto FuzzDecodeResponse 5s &&
-fuzz ./internal/jsonq FuzzAppend 3s
+fuzz ./internal/jsonq FuzzAppend 3s &&
+fuzz ./internal/gateway FuzzForwarded 3s

@@ -329,6 +329,19 @@ func TestTrustedProxies(t *testing.T) {
 		if spoofed != trusted {
 			t.Fatalf("trusted=%v: forwarded headers applied=%v: %s", trusted, spoofed, body)
 		}
+		// RFC 7239, which wins over X-Forwarded-* when both come.
+		req, _ = http.NewRequest("GET", s.url+"/echo", nil)
+		req.Header.Set("Forwarded", `for=198.51.100.7;proto=https;host=shop.example, for=127.0.0.1`)
+		req.Header.Set("X-Forwarded-For", "203.0.113.9")
+		resp, err = client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = readAll(t, resp)
+		applied := strings.Contains(body, `"remote":"198.51.100.7`) && strings.Contains(body, `"scheme":"https"`) && strings.Contains(body, `"host":"shop.example"`)
+		if applied != trusted || strings.Contains(body, `"remote":"203.0.113.9`) {
+			t.Fatalf("trusted=%v: Forwarded applied=%v: %s", trusted, applied, body)
+		}
 	}
 }
 

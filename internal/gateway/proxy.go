@@ -45,6 +45,13 @@ func (h *Handler) forwarded(ctx *fasthttp.RequestCtx, remote string, host []byte
 		return remote, host, tls
 	}
 	hdr := &ctx.Request.Header
+	if fwd := hdr.Peek("Forwarded"); len(fwd) > 0 {
+		// RFC 7239 wins over the X-Forwarded-* headers when a trusted proxy sends it.
+		if elems, ok := parseForwarded(fwd); ok {
+			return h.forwardedRFC(elems, remote, host, tls)
+		}
+		return remote, host, tls
+	}
 	if xff := hdr.Peek("X-Forwarded-For"); len(xff) > 0 {
 		for _, part := range reverse(bytes.Split(xff, []byte(","))) {
 			a, err := netip.ParseAddr(string(bytes.TrimSpace(part)))
@@ -65,6 +72,33 @@ func (h *Handler) forwarded(ctx *fasthttp.RequestCtx, remote string, host []byte
 	}
 	if fh := lastItem(hdr.Peek("X-Forwarded-Host")); len(fh) > 0 && validHost(fh) {
 		host = fh
+	}
+	return remote, host, tls
+}
+
+// forwardedRFC walks the Forwarded elements from the right, as forwarded()
+// walks X-Forwarded-For: the client is the first for= that is not a trusted
+// proxy, and proto and host are taken from that element, which a trusted
+// proxy wrote about the request it received.
+func (h *Handler) forwardedRFC(elems []forwardedElem, remote string, host []byte, tls bool) (string, []byte, bool) {
+	for i := len(elems) - 1; i >= 0; i-- {
+		e := elems[i]
+		if !e.addr.IsValid() {
+			break
+		}
+		remote = netip.AddrPortFrom(e.addr, 0).String()
+		switch {
+		case bytes.EqualFold(e.proto, []byte("https")):
+			tls = true
+		case bytes.EqualFold(e.proto, []byte("http")):
+			tls = false
+		}
+		if len(e.host) > 0 && validHost(e.host) {
+			host = e.host
+		}
+		if !h.trusted(e.addr) {
+			break
+		}
 	}
 	return remote, host, tls
 }
