@@ -14,15 +14,7 @@ import (
 // leaksCmd prints what the running server's leak watch has found
 // (pool.leak_watch): `ferry leaks [-c ferry.yaml] [--json]`.
 func leaksCmd(args []string) error {
-	asJSON := false
-	rest := make([]string, 0, len(args))
-	for _, a := range args {
-		if a == "--json" || a == "-json" {
-			asJSON = true
-			continue
-		}
-		rest = append(rest, a)
-	}
+	asJSON, rest := jsonFlag(args)
 	c, err := adminClient(rest, "leaks")
 	if err != nil {
 		return err
@@ -47,4 +39,19 @@ func leaksCmd(args []string) error {
 	}
 	_, err = fmt.Print(leaks.Text(fs))
 	return err
+}
+
+// jsonFlag takes --json (or -json) out of a verb's arguments; the rest go to
+// the flag set that reads -c.
+func jsonFlag(args []string) (bool, []string) {
+	asJSON := false
+	rest := make([]string, 0, len(args))
+	for _, a := range args {
+		if a == "--json" || a == "-json" {
+			asJSON = true
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return asJSON, rest
 }

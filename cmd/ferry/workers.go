@@ -22,15 +22,7 @@ type workerList struct {
 // workers lists the live workers and the latest retired ones:
 // `ferry workers [-c ferry.yaml] [--json]`.
 func workers(args []string) error {
-	asJSON := false
-	rest := make([]string, 0, len(args))
-	for _, a := range args {
-		if a == "--json" || a == "-json" {
-			asJSON = true
-			continue
-		}
-		rest = append(rest, a)
-	}
+	asJSON, rest := jsonFlag(args)
 	c, err := adminClient(rest, "workers")
 	if err != nil {
 		return err
