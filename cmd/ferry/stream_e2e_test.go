@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
 )
 
 func streamConfig(dir string, extra ...string) string {
@@ -71,10 +75,12 @@ func streamedAnswers(t *testing.T, mode string) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != 200 || len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" || resp.Header.Get("Content-Encoding") != "" {
-			t.Fatalf("status %d, transfer encoding %v, content encoding %q", resp.StatusCode, resp.TransferEncoding, resp.Header.Get("Content-Encoding"))
+		// Compressed, and flushed after each part: a compressor that waited
+		// for its window to fill would hold "first" back.
+		if resp.StatusCode != 200 || len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" || resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("Vary") != "Accept-Encoding" {
+			t.Fatalf("status %d, transfer encoding %v, content encoding %q, vary %q", resp.StatusCode, resp.TransferEncoding, resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"))
 		}
-		r := bufio.NewReader(resp.Body)
+		r := bufio.NewReader(decoder(t, "gzip", resp.Body))
 		line, err := r.ReadString('\n')
 		if err != nil || line != "first\n" {
 			t.Fatalf("first part: %q %v", line, err)
@@ -143,6 +149,31 @@ func streamedAnswers(t *testing.T, mode string) {
 		_, body := get(t, s.url+"/pid")
 		if body != pid {
 			t.Fatalf("an error in the generator replaced the worker: %s, then %s", pid, body)
+		}
+	})
+	t.Run("every encoding flushes each part", func(t *testing.T) {
+		for _, enc := range []string{"br", "zstd", "gzip"} {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/endless?tag=-"+enc, nil)
+			req.Header.Set("Accept-Encoding", enc)
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Header.Get("Content-Encoding"); got != enc {
+				t.Fatalf("asked for %s, got %q", enc, got)
+			}
+			// Three 9-byte events never fill a compressor's window: without a
+			// flush per part the reads below time out.
+			r := bufio.NewReader(decoder(t, enc, resp.Body))
+			for i := 1; i <= 3; i++ {
+				if line, err := r.ReadString('\n'); err != nil || line != fmt.Sprintf("data: %d\n", i) {
+					t.Fatalf("%s: event %d: %q %v", enc, i, line, err)
+				}
+				r.ReadString('\n')
+			}
+			resp.Body.Close()
+			cancel()
 		}
 	})
 	t.Run("an empty stream is an empty answer", func(t *testing.T) {
@@ -445,4 +476,27 @@ func TestStreamedAnswersHTTP2(t *testing.T) {
 	if body != pid {
 		t.Fatalf("the worker was replaced: %s, then %s", pid, body)
 	}
+}
+
+// decoder reads a body in the content encoding enc, as a browser would.
+func decoder(t *testing.T, enc string, body io.Reader) io.Reader {
+	t.Helper()
+	switch enc {
+	case "gzip":
+		z, err := gzip.NewReader(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z
+	case "br":
+		return brotli.NewReader(body)
+	case "zstd":
+		z, err := zstd.NewReader(body, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(z.Close)
+		return z
+	}
+	return body
 }

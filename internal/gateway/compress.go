@@ -27,19 +27,46 @@ var DefaultCompressibleTypes = []string{
 	"application/wasm", "application/manifest+json",
 }
 
-// encoder compresses one body into w; each kind keeps its writers pooled, since
-// allocating their windows costs more than compressing a small page.
+// encoder compresses one body into w, or opens a writer for a streamed one;
+// each kind keeps its writers pooled, since allocating their windows costs
+// more than compressing a small page.
 type encoder struct {
 	name   string
 	encode func(w io.Writer, body []byte) error
+	open   func(w io.Writer) (flushWriter, func())
+}
+
+// flushWriter is a streaming compressor: Flush sends out everything written
+// so far, decodable on its own, so that no part of a stream is held back.
+type flushWriter interface {
+	io.Writer
+	Flush() error
+	Close() error
 }
 
 var (
-	gzipPool   = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, 1); return w }}
-	brotliPool = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 1) }}
-	zstdOnce   sync.Once
-	zstdEnc    *zstd.Encoder
+	gzipPool       = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, 1); return w }}
+	brotliPool     = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 1) }}
+	zstdStreamPool = sync.Pool{New: func() any {
+		w, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+		return w
+	}}
+	zstdOnce sync.Once
+	zstdEnc  *zstd.Encoder
 )
+
+// pooled opens a writer from a pool; the release func resets it to write
+// nowhere first, so the pool keeps no reference to a finished response.
+func pooled[W interface {
+	flushWriter
+	Reset(io.Writer)
+}](p *sync.Pool) func(io.Writer) (flushWriter, func()) {
+	return func(w io.Writer) (flushWriter, func()) {
+		z := p.Get().(W)
+		z.Reset(w)
+		return z, func() { z.Reset(io.Discard); p.Put(z) }
+	}
+}
 
 var encoders = map[string]encoder{
 	"gzip": {"gzip", func(w io.Writer, body []byte) error {
@@ -50,7 +77,7 @@ var encoders = map[string]encoder{
 			return err
 		}
 		return z.Close()
-	}},
+	}, pooled[*gzip.Writer](&gzipPool)},
 	"br": {"br", func(w io.Writer, body []byte) error {
 		z := brotliPool.Get().(*brotli.Writer)
 		defer brotliPool.Put(z)
@@ -59,7 +86,7 @@ var encoders = map[string]encoder{
 			return err
 		}
 		return z.Close()
-	}},
+	}, pooled[*brotli.Writer](&brotliPool)},
 	"zstd": {"zstd", func(w io.Writer, body []byte) error {
 		zstdOnce.Do(func() {
 			// EncodeAll is safe for concurrent use; one encoder serves every request.
@@ -67,7 +94,7 @@ var encoders = map[string]encoder{
 		})
 		_, err := w.Write(zstdEnc.EncodeAll(body, nil))
 		return err
-	}},
+	}, pooled[*zstd.Encoder](&zstdStreamPool)},
 }
 
 // compressor applies a Compression to answers.
@@ -116,17 +143,7 @@ func (k *compressor) apply(ctx *fasthttp.RequestCtx) {
 	if len(body) < k.min || len(body) == 0 || ctx.IsHead() {
 		return
 	}
-	status := resp.StatusCode()
-	if status < 200 || status == fasthttp.StatusNoContent || status == fasthttp.StatusPartialContent || status == fasthttp.StatusNotModified {
-		return
-	}
-	h := &resp.Header
-	if len(h.ContentEncoding()) > 0 || len(h.Peek(fasthttp.HeaderContentRange)) > 0 || !k.compressible(h.ContentType()) {
-		return
-	}
-	// The choice depends on Accept-Encoding from here on, whatever it is.
-	addVary(h)
-	e := k.choose(ctx.Request.Header.Peek(fasthttp.HeaderAcceptEncoding))
+	e := k.negotiate(ctx)
 	if e == nil {
 		return
 	}
@@ -136,11 +153,98 @@ func (k *compressor) apply(ctx *fasthttp.RequestCtx) {
 		resp.SetBodyRaw(body)
 		return
 	}
+	encoded(&resp.Header, e)
+}
+
+// negotiate picks the encoding for the response whose head is in ctx, or nil
+// when it goes as it is; the size of the body is the caller's business.
+func (k *compressor) negotiate(ctx *fasthttp.RequestCtx) *encoder {
+	resp := &ctx.Response
+	status := resp.StatusCode()
+	if status < 200 || status == fasthttp.StatusNoContent || status == fasthttp.StatusPartialContent || status == fasthttp.StatusNotModified {
+		return nil
+	}
+	h := &resp.Header
+	if len(h.ContentEncoding()) > 0 || len(h.Peek(fasthttp.HeaderContentRange)) > 0 || !k.compressible(h.ContentType()) {
+		return nil
+	}
+	// The choice depends on Accept-Encoding from here on, whatever it is.
+	addVary(h)
+	return k.choose(ctx.Request.Header.Peek(fasthttp.HeaderAcceptEncoding))
+}
+
+// encoded marks a head whose body e encodes.
+func encoded(h *fasthttp.ResponseHeader, e *encoder) {
 	h.SetContentEncoding(e.name)
 	if etag := h.Peek(fasthttp.HeaderETag); len(etag) > 0 && !bytes.HasPrefix(etag, []byte("W/")) {
 		// Another byte sequence: a strong validator no longer describes it.
 		h.Set(fasthttp.HeaderETag, "W/"+string(etag))
 	}
+}
+
+// compressStream encodes a streamed body part by part, flushing the
+// compressor after each, so that every part reaches the client as soon as
+// PHP sent it (an event stream must not wait for the compressor's window to
+// fill). A part costs a few bytes of flush marker; the dictionary carries over.
+type compressStream struct {
+	src     *streamBody
+	w       flushWriter
+	release func()
+	out     bytes.Buffer
+	err     error
+}
+
+func (k *compressor) stream(ctx *fasthttp.RequestCtx, src *streamBody) io.ReadCloser {
+	e := k.negotiate(ctx)
+	if e == nil {
+		return src
+	}
+	encoded(&ctx.Response.Header, e)
+	c := &compressStream{src: src}
+	c.w, c.release = e.open(&c.out)
+	return c
+}
+
+func (c *compressStream) Read(p []byte) (int, error) {
+	for c.out.Len() == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		part, err := c.src.part()
+		switch {
+		case err == io.EOF:
+			c.err = c.w.Close() // the trailer: the stream's end
+			if c.err == nil {
+				c.err = io.EOF
+			}
+			c.free()
+		case err != nil:
+			// Headers are out: a body cut short of its trailer tells the
+			// client the answer is incomplete.
+			c.err = err
+			c.free()
+		default:
+			c.src.buf = nil
+			if _, err := c.w.Write(part); err != nil {
+				c.err = err
+			} else if err := c.w.Flush(); err != nil {
+				c.err = err
+			}
+		}
+	}
+	return c.out.Read(p)
+}
+
+func (c *compressStream) free() {
+	if c.release != nil {
+		c.release()
+		c.release = nil
+	}
+}
+
+func (c *compressStream) Close() error {
+	c.free()
+	return c.src.Close()
 }
 
 func (k *compressor) compressible(ct []byte) bool {

@@ -22,9 +22,6 @@ import (
 // response and every later part's body goes out as one chunk as soon as it
 // arrives. A final head in the frame that ends the answer is an ordinary,
 // buffered answer (a 103 before a normal response).
-//
-// Compression is skipped: a compressor holds bytes back until it has enough
-// to compress, which is what a stream (Server-Sent Events) must not do.
 func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	s := part.Stream
 	last := false
@@ -85,9 +82,13 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	gone := jobContext(ctx.Conn())
 	r.unwatch = context.AfterFunc(gone, s.Stop)
 	r.gone = gone
+	var body io.ReadCloser = r
+	if h.gz != nil {
+		body = h.gz.stream(ctx, r)
+	}
 	if ctx.Request.Header.IsHTTP11() || isStd(ctx.Conn()) {
 		// net/http's stacks send each read as it comes too (DATA frames on HTTP/2).
-		ctx.Response.SetBodyStream(r, -1)
+		ctx.Response.SetBodyStream(body, -1)
 		return
 	}
 	// HTTP/1.0 has no chunked encoding: the body runs until the connection
@@ -99,9 +100,9 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(c net.Conn) {
 		if _, err := c.Write(head); err == nil {
-			io.Copy(struct{ io.Writer }{c}, r)
+			io.Copy(struct{ io.Writer }{c}, body)
 		}
-		r.Close()
+		body.Close()
 	})
 }
 
@@ -238,9 +239,21 @@ type streamBody struct {
 }
 
 func (r *streamBody) Read(p []byte) (int, error) {
+	b, err := r.part()
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, b)
+	r.buf = b[n:]
+	return n, nil
+}
+
+// part returns what is left of the current part, waiting for the next one
+// when it is used up; io.EOF after the last.
+func (r *streamBody) part() ([]byte, error) {
 	for len(r.buf) == 0 {
 		if r.done {
-			return 0, r.err
+			return nil, r.err
 		}
 		part, last, err := r.s.Next()
 		switch {
@@ -249,7 +262,7 @@ func (r *streamBody) Read(p []byte) (int, error) {
 			// zero-length chunk) tells the client the answer is incomplete.
 			r.done, r.err = true, err
 			r.h.log.Warn("a streamed answer ended early", "uri", r.uri, "error", err)
-			return 0, err
+			return nil, err
 		case last:
 			r.done, r.err = true, io.EOF
 		}
@@ -260,9 +273,7 @@ func (r *streamBody) Read(p []byte) (int, error) {
 			r.conn.SetWriteDeadline(time.Now().Add(r.h.writeTimeout))
 		}
 	}
-	n := copy(p, r.buf)
-	r.buf = r.buf[n:]
-	return n, nil
+	return r.buf, nil
 }
 
 // Close is called by fasthttp once the response is written or its write
