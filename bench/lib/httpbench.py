@@ -51,6 +51,7 @@ def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=
             # work each system spends on a request, whatever else the machine is doing.
             res["cpu_front_us"] = (cpu_seconds(front) - before[0]) * 1e6 / res["requests"]
             res["cpu_php_us"] = (cpu_seconds(php) - before[1]) * 1e6 / res["requests"]
+            res["cpu_us"] = res["cpu_front_us"] + res["cpu_php_us"]
         if errors_fatal and res["non2xx"]:
             raise wrk.WrkError(f"{res['non2xx']} responses were not 2xx/3xx ({res['argv']})")
         if errors_fatal and res["requests"] == 0:
@@ -74,6 +75,7 @@ def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=
             "failed_share": method.summary([r["failed_share"] for r in win]),
             "cpu_front_us": method.summary([r["cpu_front_us"] for r in win if "cpu_front_us" in r]),
             "cpu_php_us": method.summary([r["cpu_php_us"] for r in win if "cpu_php_us" in r]),
+            "cpu_us": method.summary([r["cpu_us"] for r in win if "cpu_us" in r]),
             "_state": st,
         }
     return out

@@ -113,8 +113,8 @@ def window_of(st, settings):
 def paired_ratios(st_a, st_b, metric, settings):
     """A/B for every round both ran: over the last `window` such rounds when both settled,
     else over all of them (as window_of does, so an unsettled pair shows its full spread)."""
-    a = dict(zip(st_a["rounds"], (r[metric] for r in st_a["iterations"])))
-    b = dict(zip(st_b["rounds"], (r[metric] for r in st_b["iterations"])))
+    a = dict(zip(st_a["rounds"], (r.get(metric) for r in st_a["iterations"])))
+    b = dict(zip(st_b["rounds"], (r.get(metric) for r in st_b["iterations"])))
     common = sorted(set(a) & set(b))
     if settings.quick or (st_a["settled"] and st_b["settled"]):
         common = common[-(1 if settings.quick else settings.window):]

@@ -76,14 +76,23 @@ def http_table(section, results):
     rows = []
     for r in results.values():
         if not r["iterations"]:
-            rows.append([r["label"], "-", "-", "-", "-", "-", "0", r["error"] or "no data"])
+            rows.append([r["label"], "-", "-", "-", "-", "-", "-", "0", r["error"] or "no data"])
             continue
         rows.append([r["label"], num(r["rps"]["median"]), spread_cell(r["rps"]), num(r["p50_ms"]["median"], 2),
-                     num(r["p99_ms"]["median"], 2), f"{r['failed_share']['median']:.2%}",
+                     num(r["p99_ms"]["median"], 2), f"{r['failed_share']['median']:.2%}", cpu_cell(r),
                      f"{len(r['iterations'])} ({r['window']} used)",
                      settled_cell(r)])
-    section.table(["system", "RPS (median)", "RPS min..max", "p50 ms", "p99 ms", "failed", "iterations",
-                   "settled"], rows)
+    section.table(["system", "RPS (median)", "RPS min..max", "p50 ms", "p99 ms", "failed",
+                   "CPU us/request (front + PHP)", "iterations", "settled"], rows)
+
+
+def cpu_cell(r):
+    """CPU time per request, median over the iterations used: every scenario's table has it,
+    since it is what a request costs whatever else the machine was doing."""
+    front, php = r.get("cpu_front_us"), r.get("cpu_php_us")
+    if not front or not php:
+        return "-"
+    return f"{front['median'] + php['median']:.1f} ({front['median']:.1f} + {php['median']:.1f})"
 
 
 def cpu_table(section, results):

@@ -38,11 +38,11 @@ def run(ctx):
     for level, results in by_level.items():
         for r in results.values():
             if not r["iterations"]:
-                rows.append([level, r["label"], "-", "-", "-", "-", "-", r["error"] or "no data"])
+                rows.append([level, r["label"], "-", "-", "-", "-", "-", "-", r["error"] or "no data"])
                 continue
             rows.append([level, r["label"], report.num(r["rps"]["median"]), report.spread_cell(r["rps"]),
                          report.num(r["p50_ms"]["median"], 2), report.num(r["p99_ms"]["median"], 2),
-                         f"{r['failed_share']['median']:.2%}", errors_cell(r)])
+                         f"{r['failed_share']['median']:.2%}", report.cpu_cell(r), errors_cell(r)])
             p99_bars.append({"label": r["label"], "value": r["p99_ms"]["median"], "lo": r["p99_ms"]["min"],
                              "hi": r["p99_ms"]["max"], "group": f"{level} connections"})
         rps_bars += report.rps_bars(results, group=f"{level} connections")
@@ -52,7 +52,7 @@ def run(ctx):
         sec.summarize(ratios, prefix=f"{level} conns ")
         data[str(level)] = {"results": httpbench.public(results), "ratios": ratios}
     sec.table(["connections", "system", "RPS (median)", "RPS min..max", "p50 ms", "p99 ms", "failed",
-               "errors (all iterations)"], rows)
+               "CPU us/request (front + PHP)", "errors (all iterations)"], rows)
     sec.table(["connections", "ratio (paired per round)", "median (min .. max)"], ratio_rows)
     sec.chart(ctx, "concurrency_rps.svg", "concurrency: requests per second", "requests/s", rps_bars)
     sec.chart(ctx, "concurrency_p99.svg", "concurrency: p99 latency", "milliseconds", p99_bars)

@@ -76,6 +76,16 @@ def run(ctx):
     ratios = httpbench.ratios(results, RATIOS + [(f"Ferry / {r.label}", "ferry", r.key)
                                                  for r in ctx.revisions.ready()], ctx.settings)
     report.ratio_table(sec, ratios)
+    sec.add("### CPU time per request", "",
+            "User + system CPU time of each system's processes during each iteration (from /proc), divided by "
+            "the requests served; wrk's own share is not counted. Lower is better; the ratios are paired per "
+            "round like the RPS ones.", "")
+    report.cpu_table(sec, results)
+    cpu_ratios = httpbench.ratios(results, [(f"CPU per request, Ferry / {r.label}", "ferry", r.key)
+                                            for r in ctx.revisions.ready()]
+                                  + [("CPU per request, Ferry / nginx+php-fpm", "ferry", "fpm")],
+                                  ctx.settings, metric="cpu_us")
+    report.ratio_table(sec, cpu_ratios)
     sec.chart(ctx, "framework_rps.svg", "framework app: requests per second", "requests/s",
               report.rps_bars(results))
     base = SEED_001[0][1]
@@ -83,7 +93,7 @@ def run(ctx):
             "compare ratios, not absolute numbers):", "")
     sec.table(["seed 001 system", "RPS", "vs PHP 7.4"], [[n, v, f"{v / base:.2f}x"] for n, v in SEED_001])
     sec.data = {"app": {k: v for k, v in app.items() if k != "paths"}, "paths": app["paths"],
-                "results": httpbench.public(results), "ratios": ratios, "start_errors": errors,
-                "seed_001": dict(SEED_001)}
+                "results": httpbench.public(results), "ratios": ratios, "cpu_ratios": cpu_ratios,
+                "start_errors": errors, "seed_001": dict(SEED_001)}
     sec.summarize(ratios)
     return sec

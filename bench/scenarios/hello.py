@@ -101,6 +101,9 @@ def run(ctx):
             "a shared machine. A Go-only server spends its time on HTTP; Ferry spends that too, plus the "
             "relay and the PHP workers, which is why its ceiling stays under the Go-only one.", "")
     report.cpu_table(sec, results)
+    if ctx.revisions.ready():
+        report.ratio_table(sec, httpbench.ratios(results, [(f"CPU per request, {a} / {b}", ka, kb) for a, ka, kb
+                                                           in revision_ratios(ctx)], ctx.settings, metric="cpu_us"))
     sec.chart(ctx, "hello_rps.svg", "hello: requests per second", "requests/s", report.rps_bars(results))
     bars = [{"label": r["label"], "value": r["p99_ms"]["median"], "lo": r["p99_ms"]["min"], "hi": r["p99_ms"]["max"]}
             for r in results.values() if r["p99_ms"]]

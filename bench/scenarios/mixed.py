@@ -6,6 +6,7 @@ import os
 
 from lib import loadgen, method, report
 from lib.httpbench import start_all, stop_all
+from lib.proc import cpu_seconds
 from lib.systems import Ferry, NginxFpm, check
 
 NAME = "mixed"
@@ -44,8 +45,13 @@ def compare(ctx, started, binary):
         dead = s.health()
         if dead:
             raise loadgen.LoadgenError(dead)
+        front, php = s.cpu_pids()
+        before = cpu_seconds(front), cpu_seconds(php)
         res = loadgen.flatten(loadgen.run(binary, s.url, ctx.settings.duration, ctx.connections, CLASSES,
                                           seed=SEED, timeout_s=TIMEOUT_S))
+        if res["requests"]:
+            res["cpu_front_us"] = (cpu_seconds(front) - before[0]) * 1e6 / res["requests"]
+            res["cpu_php_us"] = (cpu_seconds(php) - before[1]) * 1e6 / res["requests"]
         if res["non2xx"]:
             raise loadgen.LoadgenError(f"{res['non2xx']} responses were not 2xx/3xx ({res['argv']})")
         if not res["requests"]:
@@ -67,6 +73,8 @@ def compare(ctx, started, binary):
                     "quick": ctx.settings.quick, "iterations": st["iterations"], "rounds": st["rounds"],
                     "window": len(win), "rps": method.summary([r["rps"] for r in win]),
                     "failed_share": method.summary([r["failed_share"] for r in win]),
+                    "cpu_front_us": method.summary([r["cpu_front_us"] for r in win if "cpu_front_us" in r]),
+                    "cpu_php_us": method.summary([r["cpu_php_us"] for r in win if "cpu_php_us" in r]),
                     "classes": classes, "_state": st}
     return out
 
@@ -127,12 +135,13 @@ def run(ctx):
     rows = []
     for r in results.values():
         if not r["iterations"]:
-            rows.append([r["label"], "-", "-", "-", "0", r["error"] or "no data"])
+            rows.append([r["label"], "-", "-", "-", "-", "0", r["error"] or "no data"])
             continue
         rows.append([r["label"], report.num(r["rps"]["median"]), report.spread_cell(r["rps"]),
-                     f"{r['failed_share']['median']:.2%}", f"{len(r['iterations'])} ({r['window']} used)",
-                     report.settled_cell(r)])
-    sec.table(["system", "req/s, all (median)", "min..max", "failed", "iterations", "settled"], rows)
+                     f"{r['failed_share']['median']:.2%}", report.cpu_cell(r),
+                     f"{len(r['iterations'])} ({r['window']} used)", report.settled_cell(r)])
+    sec.table(["system", "req/s, all (median)", "min..max", "failed", "CPU us/request (front + PHP)", "iterations",
+               "settled"], rows)
     rows = []
     for r in results.values():
         for name, c in r["classes"].items():
