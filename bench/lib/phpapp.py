@@ -118,7 +118,7 @@ def preload_outcome(system):
     return lines[-1].split("preload.php:", 1)[1].strip() if lines else "no preload.php line in php-fpm's log"
 
 
-def measure(ctx, sec, name, systems, checker, path, script=None):
+def measure(ctx, sec, name, systems, checker, path, script=None, ratios=None):
     """Starts the systems, checks them, alternates wrk on path, and fills sec: the table,
     latency percentiles, CPU per request, paired ratios, charts and summary. Returns sec."""
     started, errors = httpbench.start_all(ctx, systems, checker)
@@ -139,7 +139,7 @@ def measure(ctx, sec, name, systems, checker, path, script=None):
         return sec.failed("no system completed a measurement: see the table")
     for key, err in errors.items():
         sec.add(f"- **{key} not measured**: {err}")
-    ratios = httpbench.ratios(results, RATIOS, ctx.settings)
+    ratios = httpbench.ratios(results, ratios or RATIOS, ctx.settings)
     report.ratio_table(sec, ratios)
 
     sec.add("### Latency percentiles", "", "wrk's latency distribution, median of each percentile over the "
