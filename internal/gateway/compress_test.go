@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -155,5 +156,40 @@ func TestCompressionTypesAndHeaders(t *testing.T) {
 	}
 	if resp := compressed(t, only, "gzip", "application/x-custom", page); string(resp.Header.ContentEncoding()) != "gzip" {
 		t.Error("the listed type was not compressed")
+	}
+}
+
+// An event stream flushed after every event must still shrink: an encoder that
+// starts each flushed part afresh sends more bytes than the events themselves.
+func TestCompressedStreamShrinks(t *testing.T) {
+	for name, e := range encoders {
+		var out bytes.Buffer
+		w, release := e.open(&out)
+		var raw []byte
+		for i := 0; i < 500; i++ {
+			ev := fmt.Appendf(nil, "id: %d\nevent: tick\ndata: {\"n\":%d,\"sent\":1795719302.%06d}\n\n", i, i, i*7919%1000000)
+			raw = append(raw, ev...)
+			if _, err := w.Write(ev); err != nil {
+				t.Fatal(err)
+			}
+			before := out.Len()
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if out.Len() == before {
+				t.Fatalf("%s: flushing event %d wrote nothing: the client would wait for it", name, i)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if got := decode(t, name, out.Bytes()); !bytes.Equal(got, raw) {
+			t.Fatalf("%s: the stream does not decode to its events", name)
+		}
+		t.Logf("%s: %d bytes of events, %d compressed", name, len(raw), out.Len())
+		if out.Len()*2 > len(raw) {
+			t.Errorf("%s: %d events of %d bytes came out as %d bytes, want under half", name, 500, len(raw), out.Len())
+		}
 	}
 }
