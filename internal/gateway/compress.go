@@ -55,7 +55,7 @@ var (
 	brotliPool       = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 1) }}
 	gzipStreamPool   = sync.Pool{New: func() any { w, _ := stdgzip.NewWriterLevel(nil, 2); return w }}
 	brotliStreamPool = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 3) }}
-	zstdStreamPool = sync.Pool{New: func() any {
+	zstdStreamPool   = sync.Pool{New: func() any {
 		w, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
 		return w
 	}}
