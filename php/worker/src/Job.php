@@ -23,6 +23,8 @@ final class Job
     public bool $answered = false;
     /** @internal */
     public ?\Fiber $fiber = null;
+    /** @internal an exception ended it (or it was failed as stuck): in Fiber mode its Fiber is not reused */
+    public bool $failed = false;
     /** @var list<\Closure> @internal */
     public array $terminateHooks = [];
 

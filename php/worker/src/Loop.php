@@ -4,6 +4,9 @@ declare(strict_types=1);
 
 namespace Ferry\Worker;
 
+use Ferry\Worker\Internal\FiberEpoch;
+use Ferry\Worker\Internal\Suspension;
+
 /**
  * A small stream_select() event loop with timers, built for Fibers.
  *
@@ -16,25 +19,31 @@ namespace Ferry\Worker;
  * registered it (or that registered the callback it was registered from): by default the
  * exception is thrown into that Fiber if it is suspended, so in a worker only the job that
  * scheduled the callback fails; otherwise it is logged. setErrorHandler() replaces this.
+ *
+ * A worker reuses its Fibers from job to job, so a callback also remembers the Fiber's epoch
+ * (Internal\FiberEpoch): once the job that registered it has ended, the Fiber counts as
+ * ended for the callback. Waits resume their Fiber through an Internal\Suspension, which a
+ * wake-up arriving after the wait ended cannot use.
  */
 final class Loop implements LoopInterface
 {
     private static ?self $default = null;
 
-    /** @var array<int, array{resource, \Closure, ?\Fiber}> stream, callback, owner */
+    /** @var array<int, array{resource, \Closure, ?\Fiber, int}> stream, callback, owner, owner's epoch */
     private array $readers = [];
-    /** @var array<int, array{resource, \Closure, ?\Fiber}> */
+    /** @var array<int, array{resource, \Closure, ?\Fiber, int}> */
     private array $writers = [];
-    /** @var array<int, array{float, \Closure, ?\Fiber}> */
+    /** @var array<int, array{float, \Closure, ?\Fiber, int}> */
     private array $timers = [];
     /** @var \SplMinHeap<array{float, int}> due time and id; cancelled ids are skipped lazily */
     private \SplMinHeap $queue;
-    /** @var list<array{\Closure, ?\Fiber}> */
+    /** @var list<array{\Closure, ?\Fiber, int}> */
     private array $deferred = [];
     private int $nextId = 1;
     private bool $stopped = false;
-    /** owner of the callback running now, inherited by what it registers */
+    /** owner of the callback running now, and its epoch, inherited by what it registers */
     private ?\Fiber $running = null;
+    private int $runningEpoch = 0;
     private ?\Closure $errorHandler = null;
 
     public function __construct()
@@ -65,8 +74,9 @@ final class Loop implements LoopInterface
 
     /**
      * Sets what handles an exception thrown by a callback: $handler(\Throwable $e, ?\Fiber $owner),
-     * $owner being the Fiber that scheduled the callback. What the handler throws gets the
-     * default treatment; null restores the default.
+     * $owner being the Fiber that scheduled the callback, or null when there is none or it has
+     * moved on (ended, or serves another job). What the handler throws gets the default
+     * treatment; null restores the default.
      *
      * @param (\Closure(\Throwable, ?\Fiber): void)|null $handler
      */
@@ -78,7 +88,8 @@ final class Loop implements LoopInterface
     public function onReadable($stream, callable $callback): int
     {
         $id = $this->nextId++;
-        $this->readers[$id] = [$stream, $callback(...), \Fiber::getCurrent() ?? $this->running];
+        [$owner, $epoch] = $this->owner();
+        $this->readers[$id] = [$stream, $callback(...), $owner, $epoch];
 
         return $id;
     }
@@ -89,7 +100,8 @@ final class Loop implements LoopInterface
     public function onWritable($stream, callable $callback): int
     {
         $id = $this->nextId++;
-        $this->writers[$id] = [$stream, $callback(...), \Fiber::getCurrent() ?? $this->running];
+        [$owner, $epoch] = $this->owner();
+        $this->writers[$id] = [$stream, $callback(...), $owner, $epoch];
 
         return $id;
     }
@@ -101,7 +113,8 @@ final class Loop implements LoopInterface
     {
         $id = $this->nextId++;
         $due = hrtime(true) / 1e9 + max(0.0, $seconds);
-        $this->timers[$id] = [$due, $callback(...), \Fiber::getCurrent() ?? $this->running];
+        [$owner, $epoch] = $this->owner();
+        $this->timers[$id] = [$due, $callback(...), $owner, $epoch];
         $this->queue->insert([$due, $id]);
 
         return $id;
@@ -112,7 +125,8 @@ final class Loop implements LoopInterface
      */
     public function defer(callable $callback): void
     {
-        $this->deferred[] = [$callback(...), \Fiber::getCurrent() ?? $this->running];
+        [$owner, $epoch] = $this->owner();
+        $this->deferred[] = [$callback(...), $owner, $epoch];
     }
 
     public function cancel(int $id): void
@@ -146,8 +160,8 @@ final class Loop implements LoopInterface
         if ($this->deferred !== []) {
             $deferred = $this->deferred;
             $this->deferred = [];
-            foreach ($deferred as [$callback, $owner]) {
-                $this->invoke($callback, $owner);
+            foreach ($deferred as [$callback, $owner, $epoch]) {
+                $this->invoke($callback, $owner, $epoch);
             }
         }
 
@@ -184,9 +198,10 @@ final class Loop implements LoopInterface
 
             return;
         }
-        $id = $this->delay($seconds, static fn () => $fiber->resume());
+        $suspension = new Suspension($fiber);
+        $id = $this->delay($seconds, static fn () => $suspension->resume());
         try {
-            \Fiber::suspend();
+            $suspension->suspend();
         } finally {
             // Resumed another way (an exception thrown in): the timer must not wake it later.
             $this->cancel($id);
@@ -216,18 +231,16 @@ final class Loop implements LoopInterface
      */
     private function await(bool $read, $stream, ?float $timeout): bool
     {
-        $fiber = \Fiber::getCurrent();
+        $suspension = Suspension::create();
         $result = null;
         $timerId = null;
-        $settle = function (bool $ready) use (&$result, &$watchId, &$timerId, $fiber): void {
+        $settle = function (bool $ready) use (&$result, &$watchId, &$timerId, $suspension): void {
             $this->cancel($watchId);
             if ($timerId !== null) {
                 $this->cancel($timerId);
             }
             $result = $ready;
-            if ($fiber !== null) {
-                $fiber->resume($ready);
-            }
+            $suspension?->resume($ready);
         };
         $watchId = $read
             ? $this->onReadable($stream, static fn () => $settle(true))
@@ -235,9 +248,9 @@ final class Loop implements LoopInterface
         if ($timeout !== null) {
             $timerId = $this->delay($timeout, static fn () => $settle(false));
         }
-        if ($fiber !== null) {
+        if ($suspension !== null) {
             try {
-                return (bool) \Fiber::suspend();
+                return (bool) $suspension->suspend();
             } finally {
                 $this->cancel($watchId);
                 if ($timerId !== null) {
@@ -271,12 +284,12 @@ final class Loop implements LoopInterface
         }
         foreach ($read as $id => $stream) {
             if (isset($this->readers[$id])) {
-                $this->invoke($this->readers[$id][1], $this->readers[$id][2], $stream, $id);
+                $this->invoke($this->readers[$id][1], $this->readers[$id][2], $this->readers[$id][3], $stream, $id);
             }
         }
         foreach ($write as $id => $stream) {
             if (isset($this->writers[$id])) {
-                $this->invoke($this->writers[$id][1], $this->writers[$id][2], $stream, $id);
+                $this->invoke($this->writers[$id][1], $this->writers[$id][2], $this->writers[$id][3], $stream, $id);
             }
         }
     }
@@ -299,25 +312,44 @@ final class Loop implements LoopInterface
         $now = hrtime(true) / 1e9;
         while (($due = $this->nextDue()) !== null && $due <= $now) {
             [, $id] = $this->queue->extract();
-            [, $callback, $owner] = $this->timers[$id];
+            [, $callback, $owner, $epoch] = $this->timers[$id];
             unset($this->timers[$id]);
-            $this->invoke($callback, $owner, $id);
+            $this->invoke($callback, $owner, $epoch, $id);
         }
     }
 
-    private function invoke(\Closure $callback, ?\Fiber $owner, mixed ...$args): void
+    /**
+     * The Fiber that registers a callback now, else the owner of the callback doing it.
+     *
+     * @return array{?\Fiber, int}
+     */
+    private function owner(): array
+    {
+        $fiber = \Fiber::getCurrent();
+
+        return $fiber === null ? [$this->running, $this->runningEpoch] : [$fiber, FiberEpoch::of($fiber)];
+    }
+
+    private function invoke(\Closure $callback, ?\Fiber $owner, int $epoch, mixed ...$args): void
     {
         $outer = $this->running;
+        $outerEpoch = $this->runningEpoch;
         $this->running = $owner;
+        $this->runningEpoch = $epoch;
         try {
             $callback(...$args);
         } catch (\Throwable $e) {
-            $this->fail($e, $owner);
+            $this->fail($e, $owner !== null && FiberEpoch::of($owner) === $epoch ? $owner : null);
         } finally {
             $this->running = $outer;
+            $this->runningEpoch = $outerEpoch;
         }
     }
 
+    /**
+     * @param ?\Fiber $owner null also when the job that registered the callback has ended: its
+     *                       Fiber may be serving another job, which must not get the exception
+     */
     private function fail(\Throwable $e, ?\Fiber $owner): void
     {
         if ($this->errorHandler !== null) {

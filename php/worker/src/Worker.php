@@ -323,6 +323,7 @@ final class Worker
         try {
             $answer = $this->answerFrame($handler($job->payload, $job), $id);
         } catch (\Throwable $e) {
+            $job->failed = true;
             self::log(sprintf("job %d failed: %s\n%s", $id, self::describe($e), $e->getTraceAsString()));
             $answer = FrameCodec::encode(Frame::ERROR, [0, $id], self::describe($e));
         } finally {

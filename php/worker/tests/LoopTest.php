@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Tests;
 
+use Ferry\Worker\Internal\FiberEpoch;
 use Ferry\Worker\Loop;
 use Ferry\Worker\Worker;
 use PHPUnit\Framework\TestCase;
@@ -257,5 +258,57 @@ final class LoopTest extends TestCase
         });
         $this->expectExceptionMessage('in my own tick');
         $fiber->start();
+    }
+
+    public function testWaitIsEndedOnlyByItsOwnWakeUp(): void
+    {
+        $log = [];
+        Worker::setLogger(static function (string $message) use (&$log): void {
+            $log[] = $message;
+        });
+        try {
+            $slept = null;
+            $fiber = new \Fiber(static function () use (&$slept): void {
+                $start = hrtime(true);
+                Loop::sleep(0.1);
+                $slept = (hrtime(true) - $start) / 1e9;
+            });
+            $fiber->start();
+            // Something that kept the Fiber from an earlier wait resumes it directly.
+            $this->loop->delay(0.01, static fn () => $fiber->resume());
+            $this->loop->run();
+            self::assertGreaterThanOrEqual(0.09, $slept);
+            self::assertCount(1, $log);
+            self::assertStringContainsString('resumed by something other than what it waits for', $log[0]);
+        } finally {
+            Worker::setLogger(null);
+        }
+    }
+
+    public function testCallbackOfAnEarlierUseOfAFiberIsNotThrownIntoTheCurrentOne(): void
+    {
+        $log = [];
+        Worker::setLogger(static function (string $message) use (&$log): void {
+            $log[] = $message;
+        });
+        try {
+            $caught = 'nothing';
+            $fiber = new \Fiber(function () use (&$caught): void {
+                $this->loop->delay(0.01, static fn () => throw new \RuntimeException('left behind'));
+                // What the worker's Fiber pool does when a job ends and the Fiber takes another.
+                FiberEpoch::advance(\Fiber::getCurrent());
+                try {
+                    Loop::sleep(0.05);
+                } catch (\RuntimeException $e) {
+                    $caught = $e->getMessage();
+                }
+            });
+            $fiber->start();
+            $this->loop->run();
+            self::assertSame('nothing', $caught);
+            self::assertStringContainsString('event loop callback failed: RuntimeException: left behind', $log[0] ?? '');
+        } finally {
+            Worker::setLogger(null);
+        }
     }
 }

@@ -8,7 +8,9 @@ namespace Ferry\Tarantool\Async;
  * The eventual result of an operation. await() suspends the calling Fiber while the event loop
  * runs; outside a Fiber it blocks (through the Driver, or by running the loop until done).
  * Waiting Fibers are resumed directly by whoever completes the future, which saves a loop
- * round-trip per request compared to scheduling the resumption.
+ * round-trip per request compared to scheduling the resumption; each through the Suspension
+ * of its own await(), so a Fiber that stopped waiting (an exception was thrown into it) is
+ * not resumed in whatever it waits for next.
  */
 class Future
 {
@@ -19,7 +21,7 @@ class Future
     private int $state = self::PENDING;
     private mixed $value = null;
     private ?\Throwable $error = null;
-    /** @var list<\Fiber|\Closure> */
+    /** @var list<Suspension|\Closure> */
     private array $waiters = [];
     /** Applied to the value on resolve, so a mapped result needs no second future. */
     public ?\Closure $map = null;
@@ -106,10 +108,16 @@ class Future
         if ($this->state === self::PENDING) {
             $fiber = \Fiber::getCurrent();
             if ($fiber !== null && Loop::get()->isRunning()) {
-                $this->waiters[] = $fiber;
-                do {
-                    \Fiber::suspend();
-                } while ($this->state === self::PENDING);
+                $suspension = new Suspension($fiber);
+                $this->waiters[] = $suspension;
+                try {
+                    $suspension->suspend();
+                } finally {
+                    if ($this->state === self::PENDING) {
+                        // The wait was cut short: nothing may resume it later.
+                        $this->waiters = \array_values(\array_filter($this->waiters, static fn ($w) => $w !== $suspension));
+                    }
+                }
             } elseif ($this->driver !== null) {
                 $this->driver->block($this);
             } else {
@@ -164,21 +172,14 @@ class Future
         $waiters = $this->waiters;
         $this->waiters = [];
         foreach ($waiters as $w) {
-            if ($w instanceof \Fiber) {
-                if ($w->isSuspended()) {
-                    try {
-                        $w->resume();
-                    } catch (\Throwable $e) {
-                        // Not ours to handle, and throwing here would abort the caller's dispatch loop.
-                        Loop::get()->defer(static function () use ($e): never {
-                            throw $e;
-                        });
-                    }
-                } else {
-                    Loop::get()->defer(static function () use ($w): void {
-                        if ($w->isSuspended()) {
-                            $w->resume();
-                        }
+            if ($w instanceof Suspension) {
+                // A waiter that is no longer waiting (it was thrown out of await()) is skipped.
+                try {
+                    $w->resume();
+                } catch (\Throwable $e) {
+                    // Not ours to handle, and throwing here would abort the caller's dispatch loop.
+                    Loop::get()->defer(static function () use ($e): never {
+                        throw $e;
                     });
                 }
             } else {

@@ -44,9 +44,15 @@ final class Scheduler
             \usleep((int) \max(0, $seconds * 1e6));
             return;
         }
-        $fiber = \Fiber::getCurrent();
-        Loop::get()->delay($seconds, static fn () => $fiber->resume());
-        \Fiber::suspend();
+        $loop = Loop::get();
+        $suspension = new Suspension(\Fiber::getCurrent());
+        $timer = $loop->delay($seconds, static fn () => $suspension->resume());
+        try {
+            $suspension->suspend();
+        } finally {
+            // Woken another way (an exception thrown in): the timer must not wake it later.
+            $loop->cancel($timer);
+        }
     }
 
     /**
@@ -77,14 +83,14 @@ final class Scheduler
             return (int) @\stream_select($r, $w, $e, $sec, $usec) > 0;
         }
         $loop = Loop::get();
-        $fiber = \Fiber::getCurrent();
+        $suspension = new Suspension(\Fiber::getCurrent());
         $watch = $timer = null;
-        $wake = static function (bool $ready) use ($loop, $fiber, &$watch, &$timer): void {
+        $wake = static function (bool $ready) use ($loop, $suspension, &$watch, &$timer): void {
             $loop->cancel($watch);
             if ($timer !== null) {
                 $loop->cancel($timer);
             }
-            $fiber->resume($ready);
+            $suspension->resume($ready);
         };
         $watch = $write
             ? $loop->onWritable($stream, static fn () => $wake(true))
@@ -92,6 +98,14 @@ final class Scheduler
         if ($timeout !== null) {
             $timer = $loop->delay($timeout, static fn () => $wake(false));
         }
-        return \Fiber::suspend();
+        try {
+            return $suspension->suspend();
+        } finally {
+            // Woken another way (an exception thrown in): neither may wake it later.
+            $loop->cancel($watch);
+            if ($timer !== null) {
+                $loop->cancel($timer);
+            }
+        }
     }
 }

@@ -180,6 +180,7 @@ final class HttpWorker
             // as it would under FPM where echo goes out before anything later.
             $answer = new Payload($output === '' ? $response->body : $output . $response->body, $response->context());
         } catch (\Throwable $e) {
+            $job->failed = true;
             $job->discardOutput();
             $answer = $this->failure($e, $payload->id);
         } finally {

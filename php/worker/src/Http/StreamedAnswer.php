@@ -18,7 +18,7 @@ final class StreamedAnswer
 {
     /** @var array{Worker, int}|null the running request of a sequential worker */
     private static ?array $running = null;
-    /** @var \WeakMap<\Fiber, array{Worker, int}>|null the same per Fiber */
+    /** @var \WeakMap<\Fiber, ?array{Worker, int}>|null the same per Fiber */
     private static ?\WeakMap $fiberRunning = null;
 
     /**
@@ -40,7 +40,7 @@ final class StreamedAnswer
     public static function end(?\Fiber $fiber): void
     {
         if ($fiber !== null) {
-            unset(self::$fiberRunning[$fiber]);
+            self::$fiberRunning[$fiber] = null; // kept for the Fiber's next job: cheaper than unset and add
         } else {
             self::$running = null;
         }
@@ -103,6 +103,7 @@ final class StreamedAnswer
             }
             // The head and some parts are out: an ERROR frame makes the server cut the
             // response short, so the client sees it incomplete rather than complete.
+            $job->failed = true;
             $job->discardOutput();
             Worker::log("request $id failed while streaming: " . Worker::describe($e) . "\n" . $e->getTraceAsString());
             $worker->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], Worker::describe($e)));

@@ -15,7 +15,7 @@ use Ferry\Worker\Job;
  */
 final class FiberCapture extends BufferCapture
 {
-    /** @var \WeakMap<\Fiber, Job> */
+    /** @var \WeakMap<\Fiber, ?Job> */
     private \WeakMap $jobs;
 
     public function __construct(mixed $sink = STDERR)
@@ -49,7 +49,8 @@ final class FiberCapture extends BufferCapture
         $output = $this->take($job);
         $fiber = \Fiber::getCurrent();
         if ($fiber !== null) {
-            unset($this->jobs[$fiber]);
+            // Not unset: the Fiber serves the next job too, and replacing an entry is cheaper than adding one.
+            $this->jobs[$fiber] = null;
         }
 
         return $output;

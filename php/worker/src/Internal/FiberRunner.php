@@ -12,12 +12,13 @@ use Ferry\Worker\Relay\RelayException;
 use Ferry\Worker\Worker;
 
 /**
- * @internal Fiber mode: every job runs in its own Fiber on one event loop.
+ * @internal Fiber mode: every job runs in a Fiber of its own on one event loop.
  *
  * The relay is just another readable stream on the loop, so while a job Fiber waits
  * (Loop::sleep, awaitReadable, an async client on the same loop) new frames are read and
  * other jobs start. Each job's Fiber writes its answer as soon as the job is done, in any
- * order, then runs its terminate hooks; its slot is free once the Fiber has ended.
+ * order, then runs its terminate hooks; then its slot is free and the Fiber goes back to the
+ * pool (FiberPool) for a later job.
  */
 final class FiberRunner
 {
@@ -36,12 +37,11 @@ final class FiberRunner
 
     public function run(callable $handler): void
     {
-        $capture = $this->worker->capture();
+        $pool = new FiberPool($this->worker->maxConcurrency, $this->jobRunner($handler, $this->worker->capture()));
         try {
             while (true) {
-                $this->startQueued($handler, $capture);
+                $this->startQueued($pool);
                 $this->rethrowRelayFailure();
-                $this->harvest();
                 $this->worker->flush();
                 if ($this->worker->isStopping() && $this->active === [] && !$this->worker->hasQueuedJobs()) {
                     return;
@@ -51,45 +51,56 @@ final class FiberRunner
                     $this->failStuckJobs();
                     continue;
                 }
+                $pool->trim();
                 $this->loop->tick();
                 $this->rethrowRelayFailure();
-                $this->harvest();
             }
         } finally {
             $this->watchRelay(false);
+            $pool->trim(all: true);
         }
     }
 
-    private function startQueued(callable $handler, OutputCapture $capture): void
+    private function startQueued(FiberPool $pool): void
     {
+        $capture = $this->worker->capture();
         while (\count($this->active) < $this->worker->maxConcurrency && ($frame = $this->worker->nextJob()) !== null) {
             $job = $this->worker->prepare($frame, $capture);
             if (\is_string($job)) {
                 $this->worker->queueAnswer($job);
                 continue;
             }
-            $worker = $this->worker;
-            $job->fiber = new \Fiber(function () use ($worker, $job, $handler, $capture): void {
-                try {
-                    $worker->finish($job, $worker->execute($job, $handler, $capture));
-                } catch (RelayException $e) {
-                    // Thrown here it would reach whatever resumed the Fiber (often a loop callback).
-                    $this->relayFailure ??= $e;
-                }
-            });
             $this->active[spl_object_id($job)] = $job;
-            $job->fiber->start();
+            $pool->start($job);
         }
     }
 
-    private function harvest(): void
+    /**
+     * What each pooled Fiber runs per job. Returns whether the Fiber may take another job:
+     * not after a failure, which may have cut a wait short or left state half-changed.
+     *
+     * @return \Closure(Job): bool
+     */
+    private function jobRunner(callable $handler, OutputCapture $capture): \Closure
     {
-        foreach ($this->active as $key => $job) {
-            if ($job->fiber->isTerminated()) {
-                unset($this->active[$key]);
+        $worker = $this->worker;
+
+        return function (Job $job) use ($worker, $handler, $capture): bool {
+            try {
+                $worker->finish($job, $worker->execute($job, $handler, $capture));
+
+                return !$job->failed;
+            } catch (RelayException $e) {
+                // Thrown here it would reach whatever resumed the Fiber (often a loop callback).
+                $this->relayFailure ??= $e;
+
+                return false;
+            } finally {
+                // The slot is free once the terminate hooks are done.
+                unset($this->active[spl_object_id($job)]);
                 $job->fiber = null;
             }
-        }
+        };
     }
 
     /**
@@ -152,6 +163,7 @@ final class FiberRunner
                 . '(only wait through Ferry\Worker\Loop, or a client driven by it)';
             Worker::log($message);
             $fiber = $job->fiber;
+            $job->failed = true;
             if ($fiber !== null && $fiber->isSuspended()) {
                 try {
                     $fiber->throw(new \LogicException($message));
@@ -167,6 +179,5 @@ final class FiberRunner
             $job->fiber = null;
             $this->worker->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], $message));
         }
-        $this->harvest();
     }
 }
