@@ -112,6 +112,9 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 	depth := p.Pipeline
 	if p.Fibers {
 		env = append(env, "FERRY_FIBERS=1", "FERRY_MAX_CONCURRENCY="+strconv.Itoa(p.MaxConcurrency))
+		if !p.FiberReuse {
+			env = append(env, "FERRY_FIBER_REUSE=0")
+		}
 		depth = p.MaxConcurrency
 	}
 	if c.Server.Debug {

@@ -126,6 +126,7 @@ type PoolConfig struct {
 	QueueSize       int               `yaml:"queue_size"`
 	Pipeline        int               `yaml:"pipeline"`
 	Fibers          bool              `yaml:"fibers"`
+	FiberReuse      bool              `yaml:"fiber_reuse"`
 	MaxConcurrency  int               `yaml:"max_concurrency"`
 	MaxFrameSize    Size              `yaml:"max_frame_size"`
 	PHP             PHPConfig         `yaml:"php"`
@@ -230,6 +231,7 @@ func Default() *Config {
 			QueueSize:       1024,
 			Pipeline:        32,
 			MaxConcurrency:  64,
+			FiberReuse:      true,
 			MaxFrameSize:    64 * MiB,
 			PHP: PHPConfig{
 				Opcache:   true,

@@ -54,6 +54,7 @@ func TestDefaults(t *testing.T) {
 		{"pool.queue_size", d.Pool.QueueSize, 1024},
 		{"pool.pipeline", d.Pool.Pipeline, 32},
 		{"pool.fibers", d.Pool.Fibers, false},
+		{"pool.fiber_reuse", d.Pool.FiberReuse, true},
 		{"pool.max_concurrency", d.Pool.MaxConcurrency, 64},
 		{"pool.max_frame_size", d.Pool.MaxFrameSize, Size(64 << 20)},
 		{"pool.php.opcache", d.Pool.PHP.Opcache, true},

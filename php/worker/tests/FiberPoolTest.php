@@ -63,6 +63,14 @@ final class FiberPoolTest extends TestCase
         self::assertSame(array_fill(0, 20, 'f1|'), self::ask($worker, ...array_fill(0, 20, 'id')), 'pipelined');
     }
 
+    public function testWithoutReuseEveryJobGetsANewFiber(): void
+    {
+        // pool.fiber_reuse: false, for apps that keep request state keyed by Fiber.
+        $worker = self::worker(['FERRY_FIBER_REUSE' => '0']);
+        self::assertSame(['f1|'], self::ask($worker, 'id'));
+        self::assertSame(['f2|', 'f3|', 'f4|'], self::ask($worker, 'id', 'id', 'id'));
+    }
+
     public function testConcurrentJobsHaveFibersOfTheirOwnWhichLaterJobsReuse(): void
     {
         $worker = self::worker();

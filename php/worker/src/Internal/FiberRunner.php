@@ -37,7 +37,10 @@ final class FiberRunner
 
     public function run(callable $handler): void
     {
-        $pool = new FiberPool($this->worker->maxConcurrency, $this->jobRunner($handler, $this->worker->capture()));
+        // pool.fiber_reuse: false keeps none parked, so each job gets a new Fiber, for apps
+        // that key request state by Fiber::getCurrent().
+        $keep = getenv('FERRY_FIBER_REUSE') === '0' ? 0 : $this->worker->maxConcurrency;
+        $pool = new FiberPool($keep, $this->jobRunner($handler, $this->worker->capture()));
         try {
             while (true) {
                 $this->startQueued($pool);
