@@ -32,11 +32,15 @@ zend_string *ferry_msgpack_debug_type(zval *v);
 typedef struct {
 	int state; /* 0 not looked up, 1 usable, -1 unusable */
 	zend_class_entry *ce;
-	uint32_t offset[3];
+	uint32_t offset[9];
 } fmp_ext_class;
+enum { FMP_CLS_TIMESTAMP, FMP_CLS_DECIMAL, FMP_CLS_UUID, FMP_CLS_DATETIME, FMP_CLS_INTERVAL, FMP_CLS_COUNT };
 typedef struct {
-	fmp_ext_class cls[3]; /* Timestamp, Decimal, Uuid */
+	fmp_ext_class cls[FMP_CLS_COUNT];
 } fmp_ext_cache;
+/* The property slots of php/msgpack's value class `which` (FMP_CLS_*), looked up once per
+ * cache; NULL when the class is missing or not shaped as expected. */
+fmp_ext_class *ferry_msgpack_ext_class(fmp_ext_cache *cache, int which);
 int ferry_msgpack_ext_native(fmp_ext_cache *cache, zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv);
 
 void ferry_msgpack_minit(int module_number);
