@@ -2,6 +2,7 @@
 #define FERRY_MSGPACK_H
 
 #include "php.h"
+#include "zend_smart_str.h"
 
 /* Both codecs recurse on the C stack once per container level (the decoder about 400 bytes
  * a level: 1024 levels fit well in a Fiber's default 2 MiB stack); php/msgpack uses them only
@@ -42,6 +43,11 @@ typedef struct {
  * cache; NULL when the class is missing or not shaped as expected. */
 fmp_ext_class *ferry_msgpack_ext_class(fmp_ext_cache *cache, int which);
 int ferry_msgpack_ext_native(fmp_ext_cache *cache, zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv);
+
+/* ferry_msgpack_extenc.c: 1 when obj was packed into s (ext header and payload) as
+ * php/msgpack's own extension for its class in `by_class` (Packer's class => Extension map)
+ * would pack it, 0 when the Packer must. */
+int ferry_msgpack_ext_pack(fmp_ext_cache *cache, HashTable *by_class, zend_object *obj, smart_str *s);
 
 void ferry_msgpack_minit(int module_number);
 void ferry_msgpack_mshutdown(int module_number);

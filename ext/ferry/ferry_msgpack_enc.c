@@ -19,6 +19,8 @@ typedef struct {
 	smart_str s;
 	zend_long flags;
 	zval *cb;      /* Closure(mixed $value, int $depth): string */
+	HashTable *classes; /* Packer's class => Extension map: php/msgpack's own are packed here */
+	fmp_ext_cache cache;
 	bool cb_ready; /* fci/fcc set up: only once a value needs them */
 	zend_fcall_info fci;
 	zend_fcall_info_cache fcc;
@@ -223,24 +225,32 @@ static zend_result enc_value(fmp_enc *e, zval *v, zend_long depth)
 			put_be(e, 0xcb, bits, 8);
 		}
 		return SUCCESS;
+	case IS_OBJECT:
+		if (e->classes && ferry_msgpack_ext_pack(&e->cache, e->classes, Z_OBJ_P(v), &e->s)) {
+			return SUCCESS;
+		}
+		return enc_callback(e, v, depth);
 	default:
 		return enc_callback(e, v, depth);
 	}
 }
 
-/* Ferry\Ext\msgpack_pack(mixed $value, int $flags = 0, int $depth = 0, ?Closure $other = null): string */
+/* Ferry\Ext\msgpack_pack(mixed $value, int $flags = 0, int $depth = 0, ?Closure $other = null,
+ *     array $classes = []): string */
 ZEND_FUNCTION(ferry_msgpack_pack)
 {
 	zval *value;
 	zend_long flags = 0, depth = 0;
 	zval *cb = NULL;
+	HashTable *classes = NULL;
 
-	ZEND_PARSE_PARAMETERS_START(1, 4)
+	ZEND_PARSE_PARAMETERS_START(1, 5)
 		Z_PARAM_ZVAL(value)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_LONG(flags)
 		Z_PARAM_LONG(depth)
 		Z_PARAM_OBJECT_OF_CLASS_OR_NULL(cb, zend_ce_closure)
+		Z_PARAM_ARRAY_HT(classes)
 	ZEND_PARSE_PARAMETERS_END();
 
 	if (depth < 0 || depth > PACKER_MAX_DEPTH) {
@@ -251,6 +261,7 @@ ZEND_FUNCTION(ferry_msgpack_pack)
 		.s = {0},
 		.flags = flags,
 		.cb = cb,
+		.classes = classes && zend_hash_num_elements(classes) ? classes : NULL,
 	};
 	zend_result r;
 	ZVAL_DEREF(value);

@@ -19,7 +19,7 @@ final class PureCodec implements Codec
 {
     private Packer $packer;
     private BufferUnpacker $unpacker;
-    /** @var array{int, int, \Closure}|null ext/ferry's packer, called without the Packer::pack() hop */
+    /** @var array{int, int, \Closure, array<string, \Ferry\MsgPack\Extension>}|null ext/ferry's packer, called without the Packer::pack() hop */
     private ?array $native;
 
     public function __construct(?Extensions $extensions = null, int $packOptions = 0, int $unpackOptions = 0)
