@@ -21,6 +21,19 @@
 #define FERRY_MP_TOP_ARRAY 0x20 /* packArray(): the value is an array, keys dropped */
 #define FERRY_MP_TOP_MAP 0x40   /* packMap() */
 
+/* ferry_msgpack_dec.c: decodes the value at *pos of buf's first len bytes (what
+ * msgpack_unpack() does once its arguments are checked) and moves *pos after it. On FAILURE
+ * an exception is thrown, and *missing (when not NULL) is the InsufficientData's missing
+ * count if the decoder threw one itself, -1 otherwise. */
+typedef struct {
+	zend_long base;
+	zend_long flags;
+	zend_long max_depth; /* 1..FERRY_MSGPACK_MAX_DEPTH */
+	HashTable *ext;
+	zval *cb;
+} fmp_dec_opts;
+zend_result ferry_msgpack_decode(zend_string *buf, size_t len, size_t *pos, const fmp_dec_opts *o, zval *rv, zend_long *missing);
+
 /* ferry_msgpack_php.c: throws new Ferry\MsgPack\<cls>($reason, $offset[, $missing]). */
 void ferry_msgpack_throw(const char *cls, zend_string *reason, zend_long offset, zend_long missing);
 /* new $cls(...$args) for php/msgpack's value classes; FAILURE with an exception thrown. */

@@ -20,6 +20,7 @@ typedef struct {
 	zend_long flags;
 	zval *cb;      /* Closure(mixed $value, int $depth): string */
 	HashTable *classes; /* Packer's class => Extension map: php/msgpack's own are packed here */
+	bool cache_ready;   /* cache zeroed: only once an object needs it */
 	fmp_ext_cache cache;
 	bool cb_ready; /* fci/fcc set up: only once a value needs them */
 	zend_fcall_info fci;
@@ -226,6 +227,10 @@ static zend_result enc_value(fmp_enc *e, zval *v, zend_long depth)
 		}
 		return SUCCESS;
 	case IS_OBJECT:
+		if (e->classes && !e->cache_ready) {
+			memset(&e->cache, 0, sizeof e->cache);
+			e->cache_ready = true;
+		}
 		if (e->classes && ferry_msgpack_ext_pack(&e->cache, e->classes, Z_OBJ_P(v), &e->s)) {
 			return SUCCESS;
 		}
@@ -257,12 +262,15 @@ ZEND_FUNCTION(ferry_msgpack_pack)
 		zend_argument_value_error(3, "must be between 0 and %d", PACKER_MAX_DEPTH);
 		RETURN_THROWS();
 	}
-	fmp_enc e = {
-		.s = {0},
-		.flags = flags,
-		.cb = cb,
-		.classes = classes && zend_hash_num_elements(classes) ? classes : NULL,
-	};
+	/* Field by field, as in the decoder: the ext class cache is zeroed only if an object needs it. */
+	fmp_enc e;
+	e.s.s = NULL;
+	e.s.a = 0;
+	e.flags = flags;
+	e.cb = cb;
+	e.cb_ready = false;
+	e.classes = classes && zend_hash_num_elements(classes) ? classes : NULL;
+	e.cache_ready = false;
 	zend_result r;
 	ZVAL_DEREF(value);
 	if ((flags & (FERRY_MP_TOP_ARRAY | FERRY_MP_TOP_MAP)) && Z_TYPE_P(value) == IS_ARRAY) {
