@@ -54,11 +54,17 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_msgpack_unpack, 0, 3, IS_M
 	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, ext, Closure, 1, "null")
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_msgpack_unpack_message, 0, 2, IS_MIXED, 0)
+	ZEND_ARG_OBJ_INFO(0, unpacker, Ferry\\MsgPack\\BufferUnpacker, 0)
+	ZEND_ARG_TYPE_INFO(0, data, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_msgpack_pack, 0, 1, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO(0, value, IS_MIXED, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, flags, IS_LONG, 0, "0")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, depth, IS_LONG, 0, "0")
 	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, other, Closure, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, classes, IS_ARRAY, 0, "[]")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_request_context, 0, 1, IS_ARRAY, 1)
@@ -93,6 +99,7 @@ ZEND_FUNCTION(ferry_frame_encode);
 ZEND_FUNCTION(ferry_answer_frame);
 ZEND_FUNCTION(ferry_msgpack_unpack);
 ZEND_FUNCTION(ferry_msgpack_pack);
+ZEND_FUNCTION(ferry_msgpack_unpack_message);
 ZEND_FUNCTION(ferry_request_context);
 ZEND_FUNCTION(ferry_job_answer);
 ZEND_FUNCTION(ferry_frames_read);
@@ -112,6 +119,7 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(answer_frame)
 	FERRY_FE(msgpack_unpack)
 	FERRY_FE(msgpack_pack)
+	FERRY_FE(msgpack_unpack_message)
 	FERRY_FE(request_context)
 	FERRY_FE(job_answer)
 	FERRY_FE(frames_read)

@@ -27,6 +27,8 @@ typedef struct {
 	bool cb_ready;             /* fci/fcc set up: only once an ext value needs them */
 	zend_fcall_info fci;
 	zend_fcall_info_cache fcc;
+	zend_long missing;         /* of the InsufficientData this decoder threw, -1 if none */
+	bool classes_ready;        /* classes zeroed: only once an ext value needs them */
 	fmp_ext_cache classes;
 } fmp_dec;
 
@@ -37,7 +39,8 @@ static void throw_short(fmp_dec *d, size_t at, uint64_t need, const char *what, 
 	zend_string *reason = with_len
 		? zend_strpprintf(0, "truncated %s of %" PRIu64 " bytes: %" PRIu64 " more bytes needed", what, n, (uint64_t) at + need - d->len)
 		: zend_strpprintf(0, "truncated %s: %" PRIu64 " more bytes needed", what, (uint64_t) at + need - d->len);
-	ferry_msgpack_throw("InsufficientData", reason, d->base + (zend_long) at, (zend_long) ((uint64_t) at + need - d->len));
+	d->missing = (zend_long) ((uint64_t) at + need - d->len);
+	ferry_msgpack_throw("InsufficientData", reason, d->base + (zend_long) at, d->missing);
 	zend_string_release(reason);
 }
 
@@ -88,6 +91,10 @@ static zend_result bigint(fmp_dec *d, zval *rv, uint64_t u, bool key)
 static zend_result ext_value(fmp_dec *d, size_t at, fmp_item *it, zval *rv, zend_long depth)
 {
 	zval *handler = d->ext ? zend_hash_index_find(d->ext, it->ext_type) : NULL;
+	if (handler && !d->classes_ready) {
+		memset(&d->classes, 0, sizeof d->classes);
+		d->classes_ready = true;
+	}
 	if (handler && ferry_msgpack_ext_native(&d->classes, handler, it->ext_type, d->buf + at + it->head, it->len, rv)) {
 		return SUCCESS;
 	}
@@ -130,7 +137,8 @@ static zend_result dec_container(fmp_dec *d, size_t *off, zval *rv, uint32_t n, 
 		uint64_t missing = (uint64_t) *off + count - d->len;
 		zend_string *reason = zend_strpprintf(0, "truncated %s of %u %s: %" PRIu64 " more bytes needed",
 			map ? "map" : "array", n, map ? "entries" : "elements", missing);
-		ferry_msgpack_throw("InsufficientData", reason, d->base + (zend_long) *off, (zend_long) missing);
+		d->missing = (zend_long) missing;
+		ferry_msgpack_throw("InsufficientData", reason, d->base + (zend_long) *off, d->missing);
 		zend_string_release(reason);
 		return FAILURE;
 	}
@@ -302,6 +310,54 @@ static zend_result dec_value(fmp_dec *d, size_t *off, zval *rv, zend_long depth,
 	return SUCCESS;
 }
 
+zend_result ferry_msgpack_decode(zend_string *buf, size_t len, size_t *pos, const fmp_dec_opts *o, zval *rv, zend_long *missing)
+{
+	/* Field by field: an initializer would zero the ext class cache and the fcall info,
+	 * hundreds of bytes, on every call (a tenth of a small message's cost); they are set
+	 * when an ext value first needs them. */
+	fmp_dec d;
+	d.buf = (const uint8_t *) ZSTR_VAL(buf);
+	d.len = len;
+	d.base = o->base;
+	d.max_depth = o->max_depth;
+	d.bigint = (int) (o->flags & FERRY_MP_BIGINT_MASK);
+	d.bin_object = (o->flags & FERRY_MP_BIN_OBJECT) != 0;
+	d.ext = o->ext;
+	d.cb = o->cb;
+	d.cb_ready = false;
+	d.classes_ready = false;
+	d.missing = -1;
+	/* the callback may drop the caller's reference to the buffer */
+	zend_string_addref(buf);
+	size_t at = *pos, p = at;
+	zend_result r;
+	uint8_t c = p < d.len ? d.buf[p] : 0;
+	if (p < d.len && c >= 0x80 && c <= 0x9f) {
+		/* BufferUnpacker::unpack(): a fix container at the top is level 1 */
+		p++;
+		if ((c & 0x0f) == 0) {
+			ZVAL_EMPTY_ARRAY(rv);
+			r = SUCCESS;
+		} else {
+			r = dec_container(&d, &p, rv, c & 0x0f, c < 0x90, at, 1);
+			if (r != SUCCESS) {
+				zval_ptr_dtor(rv);
+				ZVAL_UNDEF(rv);
+			}
+		}
+	} else {
+		r = dec_value(&d, &p, rv, 0, false);
+	}
+	zend_string_release(buf);
+	if (missing) {
+		*missing = d.missing;
+	}
+	if (r == SUCCESS) {
+		*pos = p;
+	}
+	return r;
+}
+
 /* Ferry\Ext\msgpack_unpack(string $buffer, int &$offset, int $length, int $base = 0,
  *     int $flags = 0, int $maxDepth = 512, array $extensions = [], ?Closure $ext = null): mixed */
 ZEND_FUNCTION(ferry_msgpack_unpack)
@@ -347,39 +403,9 @@ ZEND_FUNCTION(ferry_msgpack_unpack)
 		zend_argument_value_error(4, "must be at least 0");
 		RETURN_THROWS();
 	}
-	fmp_dec d = {
-		.buf = (const uint8_t *) ZSTR_VAL(buf),
-		.len = (size_t) len,
-		.base = base,
-		.max_depth = max_depth,
-		.bigint = (int) (flags & FERRY_MP_BIGINT_MASK),
-		.bin_object = (flags & FERRY_MP_BIN_OBJECT) != 0,
-		.ext = ext,
-		.cb = cb,
-	};
-	/* the callback may drop the caller's reference to the buffer */
-	zend_string_addref(buf);
+	fmp_dec_opts o = {.base = base, .flags = flags, .max_depth = max_depth, .ext = ext, .cb = cb};
 	size_t pos = (size_t) off;
-	zend_result r;
-	uint8_t c = pos < d.len ? d.buf[pos] : 0;
-	if (pos < d.len && c >= 0x80 && c <= 0x9f) {
-		/* BufferUnpacker::unpack(): a fix container at the top is level 1 */
-		pos++;
-		if ((c & 0x0f) == 0) {
-			ZVAL_EMPTY_ARRAY(return_value);
-			r = SUCCESS;
-		} else {
-			r = dec_container(&d, &pos, return_value, c & 0x0f, c < 0x90, off, 1);
-			if (r != SUCCESS) {
-				zval_ptr_dtor(return_value);
-				ZVAL_UNDEF(return_value);
-			}
-		}
-	} else {
-		r = dec_value(&d, &pos, return_value, 0, false);
-	}
-	zend_string_release(buf);
-	if (r != SUCCESS) {
+	if (ferry_msgpack_decode(buf, (size_t) len, &pos, &o, return_value, NULL) != SUCCESS) {
 		RETURN_THROWS();
 	}
 	ZEND_TRY_ASSIGN_REF_LONG(zoff_ref, (zend_long) pos);

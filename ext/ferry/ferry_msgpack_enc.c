@@ -19,6 +19,9 @@ typedef struct {
 	smart_str s;
 	zend_long flags;
 	zval *cb;      /* Closure(mixed $value, int $depth): string */
+	HashTable *classes; /* Packer's class => Extension map: php/msgpack's own are packed here */
+	bool cache_ready;   /* cache zeroed: only once an object needs it */
+	fmp_ext_cache cache;
 	bool cb_ready; /* fci/fcc set up: only once a value needs them */
 	zend_fcall_info fci;
 	zend_fcall_info_cache fcc;
@@ -223,35 +226,51 @@ static zend_result enc_value(fmp_enc *e, zval *v, zend_long depth)
 			put_be(e, 0xcb, bits, 8);
 		}
 		return SUCCESS;
+	case IS_OBJECT:
+		if (e->classes && !e->cache_ready) {
+			memset(&e->cache, 0, sizeof e->cache);
+			e->cache_ready = true;
+		}
+		if (e->classes && ferry_msgpack_ext_pack(&e->cache, e->classes, Z_OBJ_P(v), &e->s)) {
+			return SUCCESS;
+		}
+		return enc_callback(e, v, depth);
 	default:
 		return enc_callback(e, v, depth);
 	}
 }
 
-/* Ferry\Ext\msgpack_pack(mixed $value, int $flags = 0, int $depth = 0, ?Closure $other = null): string */
+/* Ferry\Ext\msgpack_pack(mixed $value, int $flags = 0, int $depth = 0, ?Closure $other = null,
+ *     array $classes = []): string */
 ZEND_FUNCTION(ferry_msgpack_pack)
 {
 	zval *value;
 	zend_long flags = 0, depth = 0;
 	zval *cb = NULL;
+	HashTable *classes = NULL;
 
-	ZEND_PARSE_PARAMETERS_START(1, 4)
+	ZEND_PARSE_PARAMETERS_START(1, 5)
 		Z_PARAM_ZVAL(value)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_LONG(flags)
 		Z_PARAM_LONG(depth)
 		Z_PARAM_OBJECT_OF_CLASS_OR_NULL(cb, zend_ce_closure)
+		Z_PARAM_ARRAY_HT(classes)
 	ZEND_PARSE_PARAMETERS_END();
 
 	if (depth < 0 || depth > PACKER_MAX_DEPTH) {
 		zend_argument_value_error(3, "must be between 0 and %d", PACKER_MAX_DEPTH);
 		RETURN_THROWS();
 	}
-	fmp_enc e = {
-		.s = {0},
-		.flags = flags,
-		.cb = cb,
-	};
+	/* Field by field, as in the decoder: the ext class cache is zeroed only if an object needs it. */
+	fmp_enc e;
+	e.s.s = NULL;
+	e.s.a = 0;
+	e.flags = flags;
+	e.cb = cb;
+	e.cb_ready = false;
+	e.classes = classes && zend_hash_num_elements(classes) ? classes : NULL;
+	e.cache_ready = false;
 	zend_result r;
 	ZVAL_DEREF(value);
 	if ((flags & (FERRY_MP_TOP_ARRAY | FERRY_MP_TOP_MAP)) && Z_TYPE_P(value) == IS_ARRAY) {

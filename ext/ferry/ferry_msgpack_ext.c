@@ -1,8 +1,8 @@
 /*
- * Tarantool's common ext values decoded in C: timestamp (-1), decimal (1) and uuid (2),
- * but only when the registered extension is php/msgpack's own (TimestampExtension,
- * DecimalExtension, UuidExtension: final classes) and only for well-formed payloads. The
- * object is then built as that extension's unpack() would build it. Anything else (a
+ * Tarantool's common ext values decoded in C: timestamp (-1), decimal (1), uuid (2),
+ * datetime (4) and interval (6), but only when the registered extension is php/msgpack's
+ * own (TimestampExtension, DecimalExtension, ...: final classes) and only for well-formed
+ * payloads. The object is then built as that extension's unpack() would build it. Anything else (a
  * custom extension, an error stack, a payload the PHP code would reject) goes to the PHP
  * extension, which decodes it or raises its exact exception.
  */
@@ -12,6 +12,7 @@
 
 #include "php.h"
 #include "ferry_msgpack.h"
+#include "ferry_msgpack_tnt.h"
 
 static uint64_t be(const uint8_t *p, int n)
 {
@@ -22,34 +23,54 @@ static uint64_t be(const uint8_t *p, int n)
 	return v;
 }
 
-/* new $cls with its declared properties set directly, as the class's own (private)
- * constructor would; 0 if the class is not shaped as expected. The class and property
- * slots are looked up once per msgpack_unpack() call (cache). */
-static int build(fmp_ext_cache *cache, int which, zval *rv, const char *cls, int count, const char **names, zval *values)
+/* php/msgpack's value classes and their declared properties, in constructor order. */
+static const struct {
+	const char *name;
+	int count;
+	const char *props[9];
+} classes[FMP_CLS_COUNT] = {
+	[FMP_CLS_TIMESTAMP] = {"Timestamp", 2, {"seconds", "nanoseconds"}},
+	[FMP_CLS_DECIMAL] = {"Decimal", 3, {"negative", "digits", "scale"}},
+	[FMP_CLS_UUID] = {"Uuid", 1, {"bytes"}},
+	[FMP_CLS_DATETIME] = {"Datetime", 4, {"seconds", "nanoseconds", "tzoffset", "tzindex"}},
+	[FMP_CLS_INTERVAL] = {"Interval", 9, {"year", "month", "week", "day", "hour", "minute", "second", "nanosecond", "adjust"}},
+};
+
+fmp_ext_class *ferry_msgpack_ext_class(fmp_ext_cache *cache, int which)
 {
 	fmp_ext_class *c = &cache->cls[which];
 	if (c->state == 0) {
 		c->state = -1;
-		zend_string *name = zend_strpprintf(0, "Ferry\\MsgPack\\Ext\\%s", cls);
+		int count = classes[which].count;
+		zend_string *name = zend_strpprintf(0, "Ferry\\MsgPack\\Ext\\%s", classes[which].name);
 		zend_class_entry *ce = zend_lookup_class(name);
 		zend_string_release(name);
 		if (!ce || ce->default_properties_count != count) {
-			return 0;
+			return NULL;
 		}
 		for (int i = 0; i < count; i++) {
-			zend_property_info *pi = zend_hash_str_find_ptr(&ce->properties_info, names[i], strlen(names[i]));
+			const char *prop = classes[which].props[i];
+			zend_property_info *pi = zend_hash_str_find_ptr(&ce->properties_info, prop, strlen(prop));
 			if (!pi || (pi->flags & ZEND_ACC_STATIC)) {
-				return 0;
+				return NULL;
 			}
 			c->offset[i] = pi->offset;
 		}
 		c->ce = ce;
 		c->state = 1;
 	}
-	if (c->state < 0 || object_init_ex(rv, c->ce) != SUCCESS) {
+	return c->state > 0 ? c : NULL;
+}
+
+/* new $cls with its declared properties set directly, as the class's own (private)
+ * constructor would; 0 if the class is not shaped as expected. */
+static int build(fmp_ext_cache *cache, int which, zval *rv, zval *values)
+{
+	fmp_ext_class *c = ferry_msgpack_ext_class(cache, which);
+	if (!c || object_init_ex(rv, c->ce) != SUCCESS) {
 		return 0;
 	}
-	for (int i = 0; i < count; i++) {
+	for (int i = 0; i < classes[which].count; i++) {
 		ZVAL_COPY(OBJ_PROP(Z_OBJ_P(rv), c->offset[i]), &values[i]);
 	}
 	return 1;
@@ -74,11 +95,10 @@ static int timestamp(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *r
 	if (ns > 999999999) {
 		return 0;
 	}
-	static const char *names[] = {"seconds", "nanoseconds"};
 	zval v[2];
 	ZVAL_LONG(&v[0], s);
 	ZVAL_LONG(&v[1], (zend_long) ns);
-	return build(cache, 0, rv, "Timestamp", 2, names, v);
+	return build(cache, FMP_CLS_TIMESTAMP, rv, v);
 }
 
 static int uuid(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *rv)
@@ -86,10 +106,9 @@ static int uuid(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *rv)
 	if (n != 16) {
 		return 0;
 	}
-	static const char *names[] = {"bytes"};
 	zval v;
 	ZVAL_STRINGL(&v, (const char *) p, 16);
-	int r = build(cache, 2, rv, "Uuid", 1, names, &v);
+	int r = build(cache, FMP_CLS_UUID, rv, &v);
 	zval_ptr_dtor(&v);
 	return r;
 }
@@ -161,14 +180,40 @@ static int decimal(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *rv)
 		digits[len++] = '0';
 		negative = false;
 	}
-	static const char *names[] = {"negative", "digits", "scale"};
 	zval v[3];
 	ZVAL_BOOL(&v[0], negative);
 	ZVAL_STRINGL_FAST(&v[1], digits, len);
 	ZVAL_LONG(&v[2], (zend_long) scale);
-	int r = build(cache, 1, rv, "Decimal", 3, names, v);
+	int r = build(cache, FMP_CLS_DECIMAL, rv, v);
 	zval_ptr_dtor(&v[1]);
 	return r;
+}
+
+static int datetime(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *rv)
+{
+	fmp_datetime d;
+	if (!fmp_datetime_read(p, n, &d)) {
+		return 0;
+	}
+	zval v[4];
+	ZVAL_LONG(&v[0], (zend_long) d.seconds);
+	ZVAL_LONG(&v[1], d.nsec);
+	ZVAL_LONG(&v[2], d.tzoffset);
+	ZVAL_LONG(&v[3], d.tzindex);
+	return build(cache, FMP_CLS_DATETIME, rv, v);
+}
+
+static int interval(fmp_ext_cache *cache, const uint8_t *p, uint32_t n, zval *rv)
+{
+	fmp_interval iv;
+	if (!fmp_interval_read(p, n, &iv)) {
+		return 0;
+	}
+	zval v[FMP_IV_FIELDS];
+	for (int i = 0; i < FMP_IV_FIELDS; i++) {
+		ZVAL_LONG(&v[i], (zend_long) iv.f[i]);
+	}
+	return build(cache, FMP_CLS_INTERVAL, rv, v);
 }
 
 int ferry_msgpack_ext_native(fmp_ext_cache *cache, zval *handler, int8_t type, const uint8_t *payload, uint32_t n, zval *rv)
@@ -184,6 +229,10 @@ int ferry_msgpack_ext_native(fmp_ext_cache *cache, zval *handler, int8_t type, c
 		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\DecimalExtension") ? decimal(cache, payload, n, rv) : 0;
 	case 2:
 		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\UuidExtension") ? uuid(cache, payload, n, rv) : 0;
+	case 4:
+		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\DatetimeExtension") ? datetime(cache, payload, n, rv) : 0;
+	case 6:
+		return zend_string_equals_literal(cls, "Ferry\\MsgPack\\Ext\\IntervalExtension") ? interval(cache, payload, n, rv) : 0;
 	}
 	return 0;
 }

@@ -182,6 +182,7 @@ void ferry_class_cache_reset(void)
 {
 	FERRY_G(request_ce) = NULL;
 	FERRY_G(frame_ce) = NULL;
+	FERRY_G(unpacker_ce) = NULL;
 }
 
 static zend_class_entry *find_request_class(uint32_t offsets[RP_COUNT])

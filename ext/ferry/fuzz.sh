@@ -58,17 +58,21 @@ foreach ($suite as $cases) {
         }
     }
 }
-// Tarantool ext values: decimal, uuid, error stack; and a reply-like map.
-foreach (["d6010201234d", "d802" . str_repeat("ab", 16), "c70f0381009182000001a3616263", "83000001cf00000000000000070531000292a161c0"] as $hex) {
+// Tarantool ext values: decimal, uuid, error stack, datetime (8 and 16 bytes), interval; a reply-like map.
+foreach (["d6010201234d", "d802" . str_repeat("ab", 16), "c70f0381009182000001a3616263", "83000001cf00000000000000070531000292a161c0",
+    "d7047aa30f6300000000", "d8047aa30f630000000059ff6312b4000000", "c70b0604000101ccc803d0b30801",
+    "c717060900ff010202fd030404fb050606f907ce3b9ac9ff0802", "92d40600c7170603" . "00d28000000002ce7fffffff06d38000000000000000"] as $hex) {
     file_put_contents("$out/seed-" . $i++, chr($i) . hex2bin($hex));
 }
 ' "$OUT/msgpack-seeds" "$SRC/../../php/msgpack/tests/fixtures/msgpack-test-suite.json"
 
-# fuzz TARGET SOURCE SEEDS CORPUS: one harness for $SECONDS_TO_RUN seconds.
+# fuzz TARGET "SOURCES" SEEDS CORPUS: one harness for $SECONDS_TO_RUN seconds.
 fuzz() {
-	target=$1 source=$2 seeds=$3 corpus=$4
+	target=$1 seeds=$3 corpus=$4
+	sources=
+	for f in $2; do sources="$sources $SRC/$f"; done
 	if [ "$use_libfuzzer" = yes ] \
-		&& "$CC_FUZZ" -g -O1 -fsanitize=fuzzer $SAN -I"$SRC" "$SRC/$source" "$SRC/fuzz/${target}_fuzz.c" \
+		&& "$CC_FUZZ" -g -O1 -fsanitize=fuzzer $SAN -I"$SRC" $sources "$SRC/fuzz/${target}_fuzz.c" \
 			-o "$OUT/${target}_fuzz" 2>"$OUT/build.log"; then
 		echo "fuzz.sh: $target, libFuzzer, ${SECONDS_TO_RUN}s"
 		(
@@ -80,7 +84,7 @@ fuzz() {
 		)
 	else
 		echo "fuzz.sh: $target, libFuzzer unavailable ($CC_FUZZ with -fsanitize=fuzzer did not link; see $OUT/build.log), gcc driver, ${SECONDS_TO_RUN}s"
-		gcc -g -O1 $SAN -I"$SRC" "$SRC/$source" "$SRC/fuzz/${target}_fuzz.c" "$SRC/fuzz/standalone.c" \
+		gcc -g -O1 $SAN -I"$SRC" $sources "$SRC/fuzz/${target}_fuzz.c" "$SRC/fuzz/standalone.c" \
 			-o "$OUT/${target}_fuzz_standalone"
 		"$OUT/${target}_fuzz_standalone" "$SECONDS_TO_RUN" "$seeds"/*
 	fi
@@ -91,4 +95,4 @@ use_libfuzzer=no
 command -v "$CC_FUZZ" >/dev/null 2>&1 && use_libfuzzer=yes
 fuzz frame ferry_frame.c "$OUT/seeds" "$OUT/corpus"
 fuzz ser ferry_ser.c "$OUT/ser-seeds" "$OUT/ser-corpus"
-fuzz msgpack ferry_msgpack_read.c "$OUT/msgpack-seeds" "$OUT/msgpack-corpus"
+fuzz msgpack "ferry_msgpack_read.c ferry_msgpack_tnt.c" "$OUT/msgpack-seeds" "$OUT/msgpack-corpus"

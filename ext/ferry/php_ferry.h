@@ -25,6 +25,9 @@ ZEND_BEGIN_MODULE_GLOBALS(ferry)
 	uint32_t request_offsets[16];
 	zend_class_entry *frame_ce;
 	uint32_t frame_offsets[4];
+	/* php/msgpack's BufferUnpacker, for msgpack_unpack_message() */
+	zend_class_entry *unpacker_ce;
+	uint32_t unpacker_offsets[10];
 ZEND_END_MODULE_GLOBALS(ferry)
 
 ZEND_EXTERN_MODULE_GLOBALS(ferry)

@@ -134,28 +134,17 @@ final class BufferUnpacker extends Decoder
      */
     public function unpackMessage(string $data): mixed
     {
+        if ($this->native !== null) {
+            // all of the below, in C: on small messages this method cost as much as the decoding
+            return \Ferry\Ext\msgpack_unpack_message($this, $data);
+        }
         $this->buf = $data;
         $this->len = \strlen($data);
         $this->base = $this->depth = 0;
-        if ($this->native !== null) {
-            $off = 0;
-            try {
-                $v = \Ferry\Ext\msgpack_unpack($data, $off, $this->len, 0, $this->nativeFlags, $this->maxDepth, $this->ext, $this->native);
-            } catch (MsgPackException $e) {
-                $this->off = 0;
-                $this->need = $e instanceof InsufficientData ? $this->len + $e->getMissing() : 0;
-                throw $e;
-            }
-            $this->need = 0;
-            if (($this->off = $off) === $this->len) {
-                return $v;
-            }
-        } else {
-            $this->off = $this->need = 0;
-            $v = $this->unpack();
-            if ($this->off === $this->len) {
-                return $v;
-            }
+        $this->off = $this->need = 0;
+        $v = $this->unpack();
+        if ($this->off === $this->len) {
+            return $v;
         }
         $n = $this->len - $this->off;
         $at = $this->off;
@@ -298,6 +287,15 @@ final class BufferUnpacker extends Decoder
     public function fail(string $reason): MsgPackException
     {
         return new MsgPackException($reason, $this->base + $this->off);
+    }
+
+    /**
+     * @internal Whether unpackMessage() runs on ext/ferry's C codec, so a codec may call
+     * \Ferry\Ext\msgpack_unpack_message($this, $data) itself and save the method call.
+     */
+    public function isNative(): bool
+    {
+        return $this->native !== null;
     }
 
     /** The C decoder's callback for an ext value with a registered extension (see Decoder::ext()). */

@@ -4,8 +4,10 @@ declare(strict_types=1);
 
 namespace Ferry\MsgPack;
 
+use Ferry\MsgPack\Ext\DatetimeExtension;
 use Ferry\MsgPack\Ext\DecimalExtension;
 use Ferry\MsgPack\Ext\ErrorStackExtension;
+use Ferry\MsgPack\Ext\IntervalExtension;
 use Ferry\MsgPack\Ext\TimestampExtension;
 use Ferry\MsgPack\Ext\UuidExtension;
 
@@ -39,7 +41,7 @@ final class Extensions
         return new self(new TimestampExtension());
     }
 
-    /** Timestamp plus Tarantool's decimal (1), uuid (2) and error (3). */
+    /** Timestamp plus Tarantool's decimal (1), uuid (2), error (3), datetime (4) and interval (6). */
     public static function tarantool(): self
     {
         return new self(
@@ -47,6 +49,8 @@ final class Extensions
             new DecimalExtension(),
             new UuidExtension(),
             new ErrorStackExtension(),
+            new DatetimeExtension(),
+            new IntervalExtension(),
         );
     }
 

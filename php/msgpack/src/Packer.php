@@ -56,7 +56,7 @@ final class Packer
     public function pack(mixed $v): string
     {
         if ($this->native !== null) {
-            return \Ferry\Ext\msgpack_pack($v, $this->nativeFlags, $this->depth, $this->native);
+            return \Ferry\Ext\msgpack_pack($v, $this->nativeFlags, $this->depth, $this->native, $this->byClass);
         }
         if (\is_int($v)) {
             return $this->packInt($v);
@@ -87,13 +87,13 @@ final class Packer
 
     /**
      * @internal For codecs that pack whole values at the top level: the arguments after the
-     * value for \Ferry\Ext\msgpack_pack() [flags, depth 0, callback], or null when this
-     * packer runs pure PHP. Calling msgpack_pack($v, ...$args) is pack($v) minus one call.
-     * @return array{int, int, \Closure}|null
+     * value for \Ferry\Ext\msgpack_pack() [flags, depth 0, callback, class map], or null when
+     * this packer runs pure PHP. Calling msgpack_pack($v, ...$args) is pack($v) minus one call.
+     * @return array{int, int, \Closure, array<string, Extension>}|null
      */
     public function nativeArgs(): ?array
     {
-        return $this->native === null ? null : [$this->nativeFlags, 0, $this->native];
+        return $this->native === null ? null : [$this->nativeFlags, 0, $this->native, $this->byClass];
     }
 
     public function packNil(): string
@@ -225,7 +225,7 @@ final class Packer
     public function packArray(array $list): string
     {
         if ($this->native !== null) {
-            return \Ferry\Ext\msgpack_pack($list, $this->nativeFlags | 0x20, $this->depth, $this->native);
+            return \Ferry\Ext\msgpack_pack($list, $this->nativeFlags | 0x20, $this->depth, $this->native, $this->byClass);
         }
         if (++$this->depth > self::MAX_DEPTH) {
             throw $this->fail('nesting deeper than ' . self::MAX_DEPTH . ' levels (recursive array?)');
@@ -252,7 +252,7 @@ final class Packer
     public function packMap(array $map): string
     {
         if ($this->native !== null) {
-            return \Ferry\Ext\msgpack_pack($map, $this->nativeFlags | 0x40, $this->depth, $this->native);
+            return \Ferry\Ext\msgpack_pack($map, $this->nativeFlags | 0x40, $this->depth, $this->native, $this->byClass);
         }
         if (++$this->depth > self::MAX_DEPTH) {
             throw $this->fail('nesting deeper than ' . self::MAX_DEPTH . ' levels (recursive array?)');

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Ferry\MsgPack\Tests;
 
 use Ferry\MsgPack\BufferUnpacker;
+use Ferry\MsgPack\Ext;
 use Ferry\MsgPack\Extensions;
 use Ferry\MsgPack\InsufficientData;
 use Ferry\MsgPack\MsgPackException;
@@ -144,6 +145,45 @@ final class NativeParityTest extends TestCase
             self::assertSame($p->pack([[1]]), $n->pack([[1]]), $name);
         }
         \fclose($res);
+    }
+
+    public function testExtObjectsOffTheirPathPackTheSame(): void
+    {
+        // The C packer takes php/msgpack's own value objects itself; these must still reach the
+        // Packer: objects built without their constructor, and classes given to another extension.
+        $bare = [];
+        foreach ([Ext\Timestamp::class, Ext\Decimal::class, Ext\Uuid::class, Ext\Datetime::class, Ext\Interval::class] as $class) {
+            $bare[] = (new \ReflectionClass($class))->newInstanceWithoutConstructor();
+        }
+        $mine = new class () implements \Ferry\MsgPack\Extension {
+            public function getType(): int
+            {
+                return 40;
+            }
+
+            public function getClass(): ?string
+            {
+                return Ext\Interval::class;
+            }
+
+            public function pack(Packer $packer, object $value): string
+            {
+                return 'mine';
+            }
+
+            public function unpack(BufferUnpacker $unpacker, int $length): mixed
+            {
+                return null;
+            }
+        };
+        $sets = ['tarantool' => Extensions::tarantool(), 'standard' => Extensions::standard(), 'mine' => Extensions::tarantool()->with($mine)];
+        $values = [...$bare, new Ext\Interval(day: 1), [new Ext\Datetime(7), ['k' => new Ext\Interval()]], Ext\Decimal::fromString('-0.5')];
+        foreach ($sets as $name => $exts) {
+            [$n, $p] = self::pair(static fn () => new Packer(0, $exts));
+            foreach ($values as $i => $v) {
+                self::assertSame(self::outcome(static fn () => $p->pack($v)), self::outcome(static fn () => $n->pack($v)), "$name, value $i");
+            }
+        }
     }
 
     public function testRandomEncodingsDecodeTheSame(): void

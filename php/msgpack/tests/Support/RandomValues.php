@@ -5,8 +5,10 @@ declare(strict_types=1);
 namespace Ferry\MsgPack\Tests\Support;
 
 use Ferry\MsgPack\Ext\BoxError;
+use Ferry\MsgPack\Ext\Datetime;
 use Ferry\MsgPack\Ext\Decimal;
 use Ferry\MsgPack\Ext\ErrorStack;
+use Ferry\MsgPack\Ext\Interval;
 use Ferry\MsgPack\Ext\RawExt;
 use Ferry\MsgPack\Ext\Timestamp;
 use Ferry\MsgPack\Ext\Uuid;
@@ -32,7 +34,7 @@ final class RandomValues
         return $env !== false && $env !== '' ? (int) $env : random_int(1, PHP_INT_MAX);
     }
 
-    /** @param bool $objects include extension values (Timestamp, Decimal, Uuid, RawExt, ErrorStack) */
+    /** @param bool $objects include extension values (Timestamp, Decimal, Uuid, RawExt, ErrorStack, Datetime, Interval) */
     public function value(int $depth = 0, bool $objects = true): mixed
     {
         $pick = $this->r->getInt(0, $depth > 4 ? 9 : 12);
@@ -83,7 +85,7 @@ final class RandomValues
 
     public function object(): object
     {
-        switch ($this->r->getInt(0, 5)) {
+        switch ($this->r->getInt(0, 7)) {
             case 0:
                 $sec = [$this->r->getInt(0, 0xffffffff), $this->r->getInt(0, (1 << 34) - 1), $this->r->getInt(PHP_INT_MIN, PHP_INT_MAX)];
                 return new Timestamp($sec[$this->r->getInt(0, 2)], $this->r->getInt(0, 1) === 1 ? 0 : $this->r->getInt(0, 999999999));
@@ -92,16 +94,48 @@ final class RandomValues
                 return Decimal::of(substr($digits, 0, $this->r->getInt(1, 38)), $this->r->getInt(-40, 40), $this->r->getInt(0, 1) === 1);
             case 2:
                 return Uuid::fromBytes($this->r->getBytes(16));
+            case 4:
+                return $this->datetime();
+            case 5:
+                return $this->interval();
             case 3:
                 return new ErrorStack(new BoxError('ClientError', $this->string(), $this->r->getInt(0, 300), 'f.c', 7, 0, ['k' => $this->int()]));
             default:
                 $type = $this->r->getInt(-128, 127);
-                if (\in_array($type, [-1, 1, 2, 3], true)) {
+                if (\in_array($type, [-1, 1, 2, 3, 4, 6], true)) {
                     $type = 100;
                 }
                 $len = [0, 1, 2, 3, 4, 8, 16, 17, 300][$this->r->getInt(0, 8)];
                 return new RawExt($type, $len === 0 ? '' : $this->r->getBytes($len));
         }
+    }
+
+    /** Any datetime Tarantool accepts, bounds included now and then. */
+    public function datetime(): Datetime
+    {
+        $pick = fn (int $lo, int $hi, int $typical): int => match ($this->r->getInt(0, 5)) {
+            0 => $lo, 1 => $hi, 2 => 0, 3 => $typical, default => $this->r->getInt($lo, $hi),
+        };
+        $plain = $this->r->getInt(0, 2) === 0; // the 8-byte form
+        return new Datetime(
+            $pick(Datetime::MIN_SECONDS, Datetime::MAX_SECONDS, $this->r->getInt(0, 2_000_000_000)),
+            $plain ? 0 : $pick(0, Datetime::MAX_NANOSECONDS, $this->r->getInt(0, 999_999_999)),
+            $plain ? 0 : $pick(Datetime::MIN_TZOFFSET, Datetime::MAX_TZOFFSET, 180),
+            $plain ? 0 : $pick(0, Datetime::MAX_TZINDEX, 0),
+        );
+    }
+
+    /** Any interval the wire format holds: each field absent, small, typical or at a bound. */
+    public function interval(): Interval
+    {
+        $f = function (int $lo, int $hi): int {
+            return match ($this->r->getInt(0, 6)) {
+                0, 1 => 0, 2 => $lo, 3 => $hi, 4 => $this->r->getInt(-100, 100), default => $this->r->getInt($lo, $hi),
+            };
+        };
+        $i32 = static fn () => $f(-0x80000000, 0x7fffffff);
+        $i64 = static fn () => $f(PHP_INT_MIN, PHP_INT_MAX);
+        return new Interval($i32(), $i32(), $i32(), $i64(), $i64(), $i64(), $i64(), $i32(), $this->r->getInt(0, 2));
     }
 
     /** @return list<mixed> */

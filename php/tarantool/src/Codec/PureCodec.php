@@ -19,8 +19,10 @@ final class PureCodec implements Codec
 {
     private Packer $packer;
     private BufferUnpacker $unpacker;
-    /** @var array{int, int, \Closure}|null ext/ferry's packer, called without the Packer::pack() hop */
+    /** @var array{int, int, \Closure, array<string, \Ferry\MsgPack\Extension>}|null ext/ferry's packer, called without the Packer::pack() hop */
     private ?array $native;
+    /** unpackMessage() runs in C: call it without the method hop */
+    private bool $nativeUnpack;
 
     public function __construct(?Extensions $extensions = null, int $packOptions = 0, int $unpackOptions = 0)
     {
@@ -28,6 +30,7 @@ final class PureCodec implements Codec
         $this->packer = new Packer($packOptions, $extensions);
         $this->unpacker = new BufferUnpacker('', $unpackOptions, $extensions);
         $this->native = $this->packer->nativeArgs();
+        $this->nativeUnpack = $this->unpacker->isNative();
     }
 
     public function pack(mixed $value): string
@@ -41,7 +44,9 @@ final class PureCodec implements Codec
     public function unpack(string $data): mixed
     {
         try {
-            return $this->unpacker->unpackMessage($data);
+            return $this->nativeUnpack
+                ? \Ferry\Ext\msgpack_unpack_message($this->unpacker, $data)
+                : $this->unpacker->unpackMessage($data);
         } catch (MsgPackException $e) {
             throw new ProtocolException('Malformed MessagePack in response: ' . $e->getMessage(), 0, $e);
         }
