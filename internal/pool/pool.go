@@ -40,6 +40,7 @@ type Pool struct {
 
 	// endStreams is set once the server drains: streamed answers are told to end.
 	endStreams atomic.Bool
+	heldWatch  atomic.Bool // the held-job watch runs (held.go)
 
 	kick    chan struct{}
 	drained chan struct{} // closed when the workers start stopping

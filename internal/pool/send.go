@@ -27,6 +27,7 @@ func (w *Worker) submit(j *job) error {
 			j.start = time.Now()
 		}
 		w.mu.Unlock()
+		w.pool.watchHeld()
 		return nil
 	}
 	w.flushLocked()
@@ -98,6 +99,7 @@ func (w *Worker) dirtyLocked() bool { return len(w.pending) > 0 || len(w.extra) 
 func (w *Worker) flushLocked() {
 	if w.writing {
 		w.mu.Unlock()
+		w.pool.watchHeld() // the writer may leave what was queued held
 		return
 	}
 	w.writing = true
@@ -182,7 +184,6 @@ func (w *Worker) encodeLocked() []byte {
 		}
 		j.sent = true
 		j.wrote = now
-		j.written.Store(true)
 		size := frame.Size(2, len(j.ctx)+len(j.body))
 		w.held -= size
 		w.inPipe += size

@@ -43,10 +43,7 @@ type job struct {
 	start time.Time // when it began to wait, if it did not go straight to a worker
 	wrote time.Time // written to the worker, under w.mu
 
-	// written mirrors sent for Exec's wait, which reads it without w.mu: a
-	// job already written cannot be withdrawn, so its caller need not watch
-	// for the client leaving (watching costs the gateway a registration).
-	written atomic.Bool
+	client context.Context // Exec's ctx: the held-job watch drops the job when it ends
 
 	// On w, under w.mu.
 	id       uint32
