@@ -106,7 +106,7 @@ func (w *Worker) answerBatch(batch []frame.Frame, owner []*job) []*job {
 	now := time.Now()
 	owner = w.settle(batch, owner[:0], now)
 	w.deliver(batch, owner, now)
-	w.answeredBatch(len(batch))
+	w.answeredBatch(len(batch), now)
 	return owner
 }
 
@@ -121,11 +121,11 @@ func checkAnswer(f *frame.Frame) (bool, error) {
 
 // answeredBatch notes n answers; the first one shows the worker can serve,
 // which ends a run of failed starts.
-func (w *Worker) answeredBatch(n int) {
+func (w *Worker) answeredBatch(n int, now time.Time) {
 	if n == 0 {
 		return
 	}
-	w.out.jobDone()
+	w.out.jobDone(now)
 	if w.answered == 0 {
 		w.pool.healthy()
 	}
