@@ -21,10 +21,10 @@ type upload struct {
 // 40% less of the worker's decoding time on a plain GET.
 func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files []upload, parsed bool, bodyFile string) []byte {
 	req := &ctx.Request
-	query := req.URI().QueryString()
+	path, query, host := target(req)
 	protocol := req.Header.Protocol()
 	http11 := string(protocol) == "HTTP/1.1"
-	remote, host, tls := remoteAddr(ctx), req.Host(), ctx.IsTLS()
+	remote, tls := remoteAddr(ctx), ctx.IsTLS()
 	if len(h.opt.TrustedProxies) > 0 {
 		remote, host, tls = h.forwarded(ctx, remote, host, tls)
 	}
@@ -40,7 +40,7 @@ func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]
 	b := phpArray(buf).open(n)
 	b = b.key(`s:6:"method";`).bytes(req.Header.Method())
 	b = b.key(`s:3:"uri";`).bytes(req.Header.RequestURI())
-	b = b.key(`s:4:"path";`).bytes(ctx.Path())
+	b = b.key(`s:4:"path";`).bytes(path)
 	if len(query) > 0 {
 		b = b.key(`s:5:"query";`).bytes(query)
 	}
