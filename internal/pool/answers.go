@@ -70,8 +70,8 @@ func (w *Worker) readLoop() {
 	w.pool.lost(w, w.answered+len(batch) > 0)
 	owner = w.answerBatch(batch, owner) // answers read before the failure
 	w.mu.Lock()
-	held := w.inflight
-	w.inflight = nil
+	held := w.inflight.all(nil)
+	w.inflight = jobTable{}
 	w.addUnsent(-len(w.pending))
 	clear(w.pending)
 	w.pending = nil
@@ -145,9 +145,9 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job
 		if w.pool.opt.RoadRunner {
 			id = w.rrOldestLocked()
 		}
-		j := w.inflight[id]
+		j := w.inflight.get(id)
 		if j != nil {
-			delete(w.inflight, id)
+			w.inflight.del(id)
 			if j.streaming {
 				w.streaming--
 			}

@@ -35,12 +35,8 @@ func (w *Worker) submit(j *job) error {
 }
 
 func (w *Worker) queueLocked(j *job) {
-	w.nextID++
-	if w.nextID == 0 { // 0 means "none" to the watchdog
-		w.nextID++
-	}
-	j.id, j.sent = w.nextID, false
-	w.inflight[j.id] = j
+	w.inflight.add(j)
+	j.sent = false
 	w.pending = append(w.pending, j)
 	w.held += frame.Size(2, len(j.ctx)+len(j.body))
 	w.addUnsent(1)
@@ -55,7 +51,7 @@ func (w *Worker) dropLocked(j *job) bool {
 	w.pending = slices.Delete(w.pending, i, i+1)
 	w.held -= frame.Size(2, len(j.ctx)+len(j.body))
 	w.addUnsent(-1)
-	delete(w.inflight, j.id)
+	w.inflight.del(j.id)
 	return true
 }
 
@@ -69,7 +65,7 @@ func (w *Worker) giveLocked(n int) []*job {
 	moved := slices.Clone(w.pending[:n])
 	for _, j := range moved {
 		w.held -= frame.Size(2, len(j.ctx)+len(j.body))
-		delete(w.inflight, j.id)
+		w.inflight.del(j.id)
 	}
 	w.pending = slices.Delete(w.pending, 0, n)
 	w.addUnsent(-n)
