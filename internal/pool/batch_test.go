@@ -117,3 +117,27 @@ func TestJobTableIDs(t *testing.T) {
 		t.Fatalf("%d slots for at most 6 jobs held at once", len(tb.slots))
 	}
 }
+
+// The wait queue, consumed from its head, keeps reusing its array.
+func TestWaitQueueReusesItsArray(t *testing.T) {
+	var p Pool
+	ws := []*waiter{{}, {}, {}}
+	cycle := func() {
+		for _, wt := range ws {
+			p.enqueueLocked(wt)
+		}
+		for range ws {
+			p.dequeueLocked(1)
+		}
+	}
+	cycle()
+	if n := testing.AllocsPerRun(100, cycle); n != 0 {
+		t.Fatalf("%v allocations per fill and drain of the queue", n)
+	}
+	p.enqueueLocked(ws[0])
+	p.enqueueLocked(ws[1])
+	p.dequeueLocked(1)
+	if len(p.waitq) != 1 || p.waitq[0] != ws[1] {
+		t.Fatalf("queue %v, want the second waiter only", p.waitq)
+	}
+}

@@ -117,7 +117,7 @@ func (p *Pool) acquire(j *job, retry bool) (*Worker, error) {
 	wt := waiters.Get().(*waiter)
 	wt.since, wt.j = time.Now(), j
 	j.start = wt.since
-	p.waitq = append(p.waitq, wt)
+	p.enqueueLocked(wt)
 	p.mu.Unlock()
 
 	p.watchHeld()
@@ -139,7 +139,7 @@ func (p *Pool) expireWaitersLocked(now time.Time) {
 		p.failWaiterLocked(p.waitq[n], ErrNoWorker)
 		n++
 	}
-	p.waitq = p.waitq[n:]
+	p.dequeueLocked(n)
 }
 
 func (p *Pool) failWaiterLocked(wt *waiter, err error) {
@@ -177,7 +177,7 @@ func (p *Pool) dispatchLocked() {
 			return
 		}
 		wt := p.waitq[0]
-		p.waitq = p.waitq[1:]
+		p.dequeueLocked(1)
 		p.takeLocked(w, wt.j)
 		wt.ch <- grant{w: w}
 	}

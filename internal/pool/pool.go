@@ -24,8 +24,9 @@ type Pool struct {
 	mu        sync.Mutex
 	workers   []*Worker
 	waitq     []*waiter
-	gen       int // the generation kept at NumWorkers
-	lastGen   int // the newest generation started, maybe still booting
+	waitBase  []*waiter // the start of the largest array waitq has had (queue.go)
+	gen       int       // the generation kept at NumWorkers
+	lastGen   int       // the newest generation started, maybe still booting
 	closed    bool
 	stopping  bool         // drained (or out of time): the workers are being stopped
 	active    int          // jobs accepted by Exec and not finished; Shutdown waits for them
