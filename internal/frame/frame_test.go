@@ -225,3 +225,54 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Frames read one after another share blocks: each must stay intact whatever
+// the caller does with the frames read before it.
+func TestFramesSharingABlockStayApart(t *testing.T) {
+	var buf []byte
+	sizes := []int{0, 1, 100, smallFrame, smallFrame + 1, 3000, 7, blockSize}
+	for i, n := range sizes {
+		buf = Append(buf, CodecRaw, 0, []uint32{uint32(i), uint32(n)}, bytes.Repeat([]byte{byte('a' + i)}, n))
+	}
+	r := NewReader(bytes.NewReader(buf), testMax)
+	var got []Frame
+	for range sizes {
+		f, err := r.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An append past a payload or an option list must not reach the next one.
+		_ = append(f.Payload, 'X', 'X')
+		_ = append(f.Options, 99)
+		got = append(got, f)
+	}
+	for i, f := range got {
+		n := sizes[i]
+		if f.Options[0] != uint32(i) || f.Options[1] != uint32(n) || len(f.Options) != 2 {
+			t.Fatalf("frame %d: options %v", i, f.Options)
+		}
+		if !bytes.Equal(f.Payload, bytes.Repeat([]byte{byte('a' + i)}, n)) {
+			t.Fatalf("frame %d: payload of %d bytes changed", i, n)
+		}
+	}
+}
+
+func TestSmallFramesAllocateRarely(t *testing.T) {
+	var buf []byte
+	for range 1000 {
+		buf = Append(buf, CodecRaw, 0, []uint32{60, 1}, make([]byte, 120))
+	}
+	src := bytes.NewReader(buf)
+	r := NewReader(src, testMax)
+	allocs := testing.AllocsPerRun(1, func() {
+		src.Reset(buf)
+		for range 1000 {
+			if _, err := r.Read(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if allocs > 50 {
+		t.Fatalf("%v allocations for 1000 answers of 120 bytes", allocs)
+	}
+}

@@ -13,9 +13,10 @@ import (
 // has closed its connection, never because the server is shutting down (a
 // deploy drains the requests it accepted). fasthttp does not read a connection
 // while its handler runs, so the closed connection is found by peeking at the
-// socket: on demand in Err, and every goneEvery while someone waits on Done
-// (a job queued for a worker). One watcher goroutine peeks at every waiting
-// connection, so waiting costs a map entry, not a goroutine and a timer.
+// socket: on demand in Err (the pool asks it of jobs that wait, see
+// pool/held.go), and every goneEvery while someone waits on Done. One watcher
+// goroutine peeks at every such connection, so waiting on Done costs a map
+// entry, not a goroutine and a timer.
 type clientGone struct {
 	parent   context.Context // a request net/http read: its own context says it all
 	conn     net.Conn

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 )
@@ -21,15 +22,17 @@ type upload struct {
 // 40% less of the worker's decoding time on a plain GET.
 func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files []upload, parsed bool, bodyFile string) []byte {
 	req := &ctx.Request
-	query := req.URI().QueryString()
+	path, query, host := target(req)
 	protocol := req.Header.Protocol()
 	http11 := string(protocol) == "HTTP/1.1"
-	remote, host, tls := remoteAddr(ctx), req.Host(), ctx.IsTLS()
+	remote, tls := remoteAddr(ctx), ctx.IsTLS()
 	if len(h.opt.TrustedProxies) > 0 {
 		remote, host, tls = h.forwarded(ctx, remote, host, tls)
 	}
-	var cookieArr [32][2][]byte
-	cookies := collectCookies(cookieArr[:0], &req.Header)
+	l := scratchLists.Get().(*lists)
+	defer l.release()
+	cookies := collectCookies(l.cookies[:0], &req.Header)
+	l.usedCookies = len(cookies)
 
 	n := 6 // method, uri, path, remote_addr, host, headers
 	for _, present := range [...]bool{len(query) > 0, !http11, tls, len(cookies) > 0, len(form) > 0, len(files) > 0, parsed, bodyFile != ""} {
@@ -40,7 +43,7 @@ func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]
 	b := phpArray(buf).open(n)
 	b = b.key(`s:6:"method";`).bytes(req.Header.Method())
 	b = b.key(`s:3:"uri";`).bytes(req.Header.RequestURI())
-	b = b.key(`s:4:"path";`).bytes(ctx.Path())
+	b = b.key(`s:4:"path";`).bytes(path)
 	if len(query) > 0 {
 		b = b.key(`s:5:"query";`).bytes(query)
 	}
@@ -52,7 +55,7 @@ func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]
 	if tls {
 		b = b.key(`s:6:"scheme";s:5:"https";`)
 	}
-	b = appendHeaders(b.key(`s:7:"headers";`), &req.Header)
+	b = appendHeaders(b.key(`s:7:"headers";`), &req.Header, l)
 	if len(cookies) > 0 {
 		b = b.key(`s:7:"cookies";`).open(len(cookies))
 		for _, c := range cookies {
@@ -97,13 +100,32 @@ func remoteAddr(ctx *fasthttp.RequestCtx) string {
 // carry thousands of empty headers or cookies within the size limits.
 const smallGroup = 16
 
-// appendHeaders groups repeated headers into lists, in first-seen order.
 type kv struct{ k, v []byte }
 
-func appendHeaders(b phpArray, h *fasthttp.RequestHeader) phpArray {
-	var arr [48]kv
-	all := arr[:0]
+// lists is where a request's headers and cookies are gathered. Reused through
+// a pool: as arrays on the stack they were zeroed, several KiB, per request.
+type lists struct {
+	headers                  [48]kv
+	cookies                  [32][2][]byte
+	usedHeaders, usedCookies int
+}
+
+var scratchLists = sync.Pool{New: func() any { return new(lists) }}
+
+// release drops the references to the request's bytes before the lists go
+// back to the pool.
+func (l *lists) release() {
+	clear(l.headers[:min(l.usedHeaders, len(l.headers))])
+	clear(l.cookies[:min(l.usedCookies, len(l.cookies))])
+	l.usedHeaders, l.usedCookies = 0, 0
+	scratchLists.Put(l)
+}
+
+// appendHeaders groups repeated headers into lists, in first-seen order.
+func appendHeaders(b phpArray, h *fasthttp.RequestHeader, l *lists) phpArray {
+	all := l.headers[:0]
 	h.VisitAll(func(k, v []byte) { all = append(all, kv{k, v}) })
+	l.usedHeaders = len(all)
 	if len(all) > smallGroup {
 		return appendHeadersMap(b, all)
 	}

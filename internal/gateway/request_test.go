@@ -30,9 +30,12 @@ func requestCtx(tb testing.TB, raw string) *fasthttp.RequestCtx {
 
 func BenchmarkEncodeRequest(b *testing.B) {
 	ctx := requestCtx(b, wrkRequest)
+	uri := []byte("/")
 	buf := make([]byte, 0, 2048)
 	b.ReportAllocs()
 	for b.Loop() {
+		// As in the server, every request comes with its URI not parsed yet.
+		ctx.Request.SetRequestURIBytes(uri)
 		buf = testHandler.encodeRequest(buf[:0], ctx, nil, nil, false, "")
 	}
 }

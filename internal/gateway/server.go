@@ -48,9 +48,14 @@ func (h *Handler) Server(l ServerLimits) *fasthttp.Server {
 	}
 	if l.ReadHeaderTimeout > 0 && (l.ReadTimeout == 0 || l.ReadHeaderTimeout < l.ReadTimeout) {
 		// The header must arrive within read_header_timeout (slowloris); once it
-		// has, the body gets read_timeout.
+		// has, the body gets read_timeout. A request without a body reads
+		// nothing more before its answer, and the wait for the next request
+		// gets the idle timeout: its deadline (a clock read) is not moved.
 		srv.ReadTimeout = l.ReadHeaderTimeout
-		srv.HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+		srv.HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			if n := h.ContentLength(); n == 0 || n == -2 {
+				return fasthttp.RequestConfig{}
+			}
 			return fasthttp.RequestConfig{ReadTimeout: l.ReadTimeout}
 		}
 	}

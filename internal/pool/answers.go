@@ -70,8 +70,8 @@ func (w *Worker) readLoop() {
 	w.pool.lost(w, w.answered+len(batch) > 0)
 	owner = w.answerBatch(batch, owner) // answers read before the failure
 	w.mu.Lock()
-	held := w.inflight
-	w.inflight = nil
+	held := w.inflight.all(nil)
+	w.inflight = jobTable{}
 	w.addUnsent(-len(w.pending))
 	clear(w.pending)
 	w.pending = nil
@@ -106,7 +106,7 @@ func (w *Worker) answerBatch(batch []frame.Frame, owner []*job) []*job {
 	now := time.Now()
 	owner = w.settle(batch, owner[:0], now)
 	w.deliver(batch, owner, now)
-	w.answeredBatch(len(batch))
+	w.answeredBatch(len(batch), now)
 	return owner
 }
 
@@ -121,11 +121,11 @@ func checkAnswer(f *frame.Frame) (bool, error) {
 
 // answeredBatch notes n answers; the first one shows the worker can serve,
 // which ends a run of failed starts.
-func (w *Worker) answeredBatch(n int) {
+func (w *Worker) answeredBatch(n int, now time.Time) {
 	if n == 0 {
 		return
 	}
-	w.out.jobDone()
+	w.out.jobDone(now)
 	if w.answered == 0 {
 		w.pool.healthy()
 	}
@@ -145,9 +145,9 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job
 		if w.pool.opt.RoadRunner {
 			id = w.rrOldestLocked()
 		}
-		j := w.inflight[id]
+		j := w.inflight.get(id)
 		if j != nil {
-			delete(w.inflight, id)
+			w.inflight.del(id)
 			if j.streaming {
 				w.streaming--
 			}

@@ -83,3 +83,61 @@ func TestShortJobsArePrefetchedByAWorkerOnItsLastJob(t *testing.T) {
 	g.open(t)
 	wg.Wait()
 }
+
+func TestJobTableIDs(t *testing.T) {
+	var tb jobTable
+	seen := map[uint32]bool{}
+	var held []*job
+	for i := 0; i < 3000; i++ {
+		j := &job{}
+		id := tb.add(j)
+		if id == 0 || seen[id] {
+			t.Fatalf("id %d given twice or zero", id)
+		}
+		seen[id] = true
+		held = append(held, j)
+		if len(held) > 5 { // free the oldest, as answers do
+			old := held[0]
+			held = held[1:]
+			tb.del(old.id)
+			if tb.get(old.id) != nil {
+				t.Fatalf("id %d still found after its job left", old.id)
+			}
+		}
+		for _, h := range held {
+			if tb.get(h.id) != h {
+				t.Fatalf("job %d not found", h.id)
+			}
+		}
+	}
+	if n := len(tb.all(nil)); n != len(held) {
+		t.Fatalf("table lists %d jobs, %d held", n, len(held))
+	}
+	if len(tb.slots) > 6 {
+		t.Fatalf("%d slots for at most 6 jobs held at once", len(tb.slots))
+	}
+}
+
+// The wait queue, consumed from its head, keeps reusing its array.
+func TestWaitQueueReusesItsArray(t *testing.T) {
+	var p Pool
+	ws := []*waiter{{}, {}, {}}
+	cycle := func() {
+		for _, wt := range ws {
+			p.enqueueLocked(wt)
+		}
+		for range ws {
+			p.dequeueLocked(1)
+		}
+	}
+	cycle()
+	if n := testing.AllocsPerRun(100, cycle); n != 0 {
+		t.Fatalf("%v allocations per fill and drain of the queue", n)
+	}
+	p.enqueueLocked(ws[0])
+	p.enqueueLocked(ws[1])
+	p.dequeueLocked(1)
+	if len(p.waitq) != 1 || p.waitq[0] != ws[1] {
+		t.Fatalf("queue %v, want the second waiter only", p.waitq)
+	}
+}

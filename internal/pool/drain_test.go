@@ -115,3 +115,30 @@ func TestClientGoneBeforeItsJobRan(t *testing.T) {
 		})
 	}
 }
+
+// The watch over held jobs runs only while some are held.
+func TestHeldWatchStopsWhenNothingIsHeld(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, Pipeline: 4})
+	g := newGate(t)
+	running := start(p, context.Background(), g.job("hold"))
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
+	held := start(p, context.Background(), "echo:x")
+	waitCounts(t, p, jobCounts{held: 2, sent: 1})
+	if !p.heldWatch.Load() {
+		t.Fatal("a job is held and nothing watches its client")
+	}
+	g.open(t)
+	if r := running.wait(); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r := held.wait(); r.err != nil || r.out != "x" {
+		t.Fatalf("held job: %q, %v", r.out, r.err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for p.heldWatch.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch still runs with no job held")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -10,12 +10,13 @@ import (
 // it) is retried on another one; a job a worker received is never run twice.
 //
 // ctx is the client's: when it ends before the job reached PHP the job is
-// dropped and Exec returns ctx.Err(); a job already written runs to the end.
-// Shutdown does not cancel jobs it has accepted, it drains them.
+// dropped and Exec returns ctx.Err(), within two goneEvery (held.go); a job
+// already written runs to the end. Shutdown does not cancel jobs it has
+// accepted, it drains them.
 func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 	j := jobs.Get().(*job)
-	j.ctx, j.body = jobCtx, body
-	r := p.run(ctx, j)
+	j.ctx, j.body, j.client = jobCtx, body, ctx
+	r := p.run(j)
 	if r.more {
 		// j now belongs to the stream, which releases it after the last part.
 		r.res.Stream = &Stream{p: p, j: j}
@@ -28,16 +29,16 @@ func (p *Pool) Exec(ctx context.Context, jobCtx, body []byte) (Result, error) {
 	return r.res, r.err
 }
 
-func (p *Pool) run(ctx context.Context, j *job) result {
+func (p *Pool) run(j *job) result {
 	var first time.Time
 	for retry := false; ; retry = true {
-		w, err := p.acquire(ctx, j, retry)
+		w, err := p.acquire(j, retry)
 		if err != nil {
 			return result{err: err}
 		}
 		r := result{err: w.submit(j)}
 		if r.err == nil {
-			r = p.wait(ctx, j)
+			r = <-j.ch
 		}
 		if r.more {
 			return r
@@ -59,33 +60,6 @@ func (p *Pool) run(ctx context.Context, j *job) result {
 			return result{err: ErrNoWorker}
 		}
 	}
-}
-
-// wait returns the job's result, or drops the job when ctx ends while it is
-// still unsent.
-func (p *Pool) wait(ctx context.Context, j *job) result {
-	if j.written.Load() {
-		return <-j.ch
-	}
-	select {
-	case r := <-j.ch:
-		return r
-	case <-ctx.Done():
-	}
-	if p.withdraw(j) {
-		return result{err: ctx.Err()}
-	}
-	return <-j.ch
-}
-
-// withdraw takes an unsent job back from the worker holding it.
-func (p *Pool) withdraw(j *job) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w := j.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.dropLocked(j)
 }
 
 // pickLocked returns the accepting worker with the fewest jobs, so an idle
@@ -117,7 +91,7 @@ func (p *Pool) takeLocked(w *Worker, j *job) {
 
 // acquire reserves a worker for j. The first attempt is refused once Shutdown
 // has started; a retry of a job accepted before is served until the workers stop.
-func (p *Pool) acquire(ctx context.Context, j *job, retry bool) (*Worker, error) {
+func (p *Pool) acquire(j *job, retry bool) (*Worker, error) {
 	p.mu.Lock()
 	switch {
 	case !retry && p.closed:
@@ -143,40 +117,18 @@ func (p *Pool) acquire(ctx context.Context, j *job, retry bool) (*Worker, error)
 	wt := waiters.Get().(*waiter)
 	wt.since, wt.j = time.Now(), j
 	j.start = wt.since
-	p.waitq = append(p.waitq, wt)
+	p.enqueueLocked(wt)
 	p.mu.Unlock()
 
-	// Grants, timeouts (from the watchdog) and the end of a drain all reach the
-	// waiter through wt.ch, sent under p.mu as it leaves the queue.
-	var g grant
-	select {
-	case g = <-wt.ch:
-	case <-ctx.Done():
-		g = p.leave(wt, ctx.Err())
-	}
+	p.watchHeld()
+
+	// Grants, timeouts (from the watchdog), the client leaving (held.go) and
+	// the end of a drain all reach the waiter through wt.ch, sent under p.mu
+	// as it leaves the queue.
+	g := <-wt.ch
 	wt.j = nil
 	waiters.Put(wt)
 	return g.w, g.err
-}
-
-// leave takes a waiter whose client went away out of the queue. If it was
-// handed a worker meanwhile, that slot goes back.
-func (p *Pool) leave(wt *waiter, err error) grant {
-	p.mu.Lock()
-	for i, x := range p.waitq {
-		if x == wt {
-			p.waitq = append(p.waitq[:i], p.waitq[i+1:]...)
-			p.finishedLocked()
-			p.mu.Unlock()
-			return grant{err: err}
-		}
-	}
-	p.mu.Unlock()
-	if g := <-wt.ch; g.w == nil {
-		return g
-	}
-	p.release(wt.j, true)
-	return grant{err: err}
 }
 
 // expireWaitersLocked fails the jobs that have waited allocate_timeout for a
@@ -187,7 +139,7 @@ func (p *Pool) expireWaitersLocked(now time.Time) {
 		p.failWaiterLocked(p.waitq[n], ErrNoWorker)
 		n++
 	}
-	p.waitq = p.waitq[n:]
+	p.dequeueLocked(n)
 }
 
 func (p *Pool) failWaiterLocked(wt *waiter, err error) {
@@ -225,7 +177,7 @@ func (p *Pool) dispatchLocked() {
 			return
 		}
 		wt := p.waitq[0]
-		p.waitq = p.waitq[1:]
+		p.dequeueLocked(1)
 		p.takeLocked(w, wt.j)
 		wt.ch <- grant{w: w}
 	}

@@ -51,6 +51,8 @@ func (o *Options) defaults() {
 	if o.Pipeline <= 0 {
 		o.Pipeline = 1
 	}
+	// A worker's job table numbers its slots in 16 bits (jobtable.go).
+	o.Pipeline = min(o.Pipeline, 1<<slotBits-1)
 	if o.QueueSize <= 0 {
 		o.QueueSize = 1024
 	}

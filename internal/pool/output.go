@@ -85,9 +85,10 @@ func (l *lineLog) setPID(pid int) {
 	l.mu.Unlock()
 }
 
-// jobDone notes that the worker answered a job, so fatal errors printed well
-// before it are not blamed for a later death.
-func (l *lineLog) jobDone() { l.answered.Store(l.clock().UnixNano()) }
+// jobDone notes that the worker answered a job at the given time (the read
+// loop's clock read for the batch), so fatal errors printed well before it
+// are not blamed for a later death.
+func (l *lineLog) jobDone(at time.Time) { l.answered.Store(at.UnixNano()) }
 
 func (l *lineLog) Write(p []byte) (int, error) {
 	l.mu.Lock()

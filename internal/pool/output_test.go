@@ -248,7 +248,7 @@ func TestOutputDeathQuotesOnlyRecentFatals(t *testing.T) {
 	}
 	l.Write([]byte("PHP Fatal error:  printed by a child\n"))
 	now = now.Add(2 * time.Second)
-	l.jobDone() // the worker went on answering: that fatal did not kill it
+	l.jobDone(l.clock()) // the worker went on answering: that fatal did not kill it
 	now = now.Add(2 * time.Second)
 	l.Write([]byte("PHP Fatal error:  Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 bytes) in /app/a.php on line 3\n"))
 	if got := l.died().Value.String(); got != "PHP Fatal error:  Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 bytes) in /app/a.php on line 3" {

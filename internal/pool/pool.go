@@ -24,8 +24,9 @@ type Pool struct {
 	mu        sync.Mutex
 	workers   []*Worker
 	waitq     []*waiter
-	gen       int // the generation kept at NumWorkers
-	lastGen   int // the newest generation started, maybe still booting
+	waitBase  []*waiter // the start of the largest array waitq has had (queue.go)
+	gen       int       // the generation kept at NumWorkers
+	lastGen   int       // the newest generation started, maybe still booting
 	closed    bool
 	stopping  bool         // drained (or out of time): the workers are being stopped
 	active    int          // jobs accepted by Exec and not finished; Shutdown waits for them
@@ -40,6 +41,7 @@ type Pool struct {
 
 	// endStreams is set once the server drains: streamed answers are told to end.
 	endStreams atomic.Bool
+	heldWatch  atomic.Bool // the held-job watch runs (held.go)
 
 	kick    chan struct{}
 	drained chan struct{} // closed when the workers start stopping

@@ -27,6 +27,7 @@ func (w *Worker) submit(j *job) error {
 			j.start = time.Now()
 		}
 		w.mu.Unlock()
+		w.pool.watchHeld()
 		return nil
 	}
 	w.flushLocked()
@@ -34,12 +35,8 @@ func (w *Worker) submit(j *job) error {
 }
 
 func (w *Worker) queueLocked(j *job) {
-	w.nextID++
-	if w.nextID == 0 { // 0 means "none" to the watchdog
-		w.nextID++
-	}
-	j.id, j.sent = w.nextID, false
-	w.inflight[j.id] = j
+	w.inflight.add(j)
+	j.sent = false
 	w.pending = append(w.pending, j)
 	w.held += frame.Size(2, len(j.ctx)+len(j.body))
 	w.addUnsent(1)
@@ -54,7 +51,7 @@ func (w *Worker) dropLocked(j *job) bool {
 	w.pending = slices.Delete(w.pending, i, i+1)
 	w.held -= frame.Size(2, len(j.ctx)+len(j.body))
 	w.addUnsent(-1)
-	delete(w.inflight, j.id)
+	w.inflight.del(j.id)
 	return true
 }
 
@@ -68,7 +65,7 @@ func (w *Worker) giveLocked(n int) []*job {
 	moved := slices.Clone(w.pending[:n])
 	for _, j := range moved {
 		w.held -= frame.Size(2, len(j.ctx)+len(j.body))
-		delete(w.inflight, j.id)
+		w.inflight.del(j.id)
 	}
 	w.pending = slices.Delete(w.pending, 0, n)
 	w.addUnsent(-n)
@@ -98,6 +95,7 @@ func (w *Worker) dirtyLocked() bool { return len(w.pending) > 0 || len(w.extra) 
 func (w *Worker) flushLocked() {
 	if w.writing {
 		w.mu.Unlock()
+		w.pool.watchHeld() // the writer may leave what was queued held
 		return
 	}
 	w.writing = true
@@ -182,7 +180,6 @@ func (w *Worker) encodeLocked() []byte {
 		}
 		j.sent = true
 		j.wrote = now
-		j.written.Store(true)
 		size := frame.Size(2, len(j.ctx)+len(j.body))
 		w.held -= size
 		w.inPipe += size

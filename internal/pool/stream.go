@@ -96,7 +96,7 @@ func (p *Pool) EndStreams() {
 func (w *Worker) stopStreams() {
 	w.mu.Lock()
 	var js []*job
-	for _, j := range w.inflight {
+	for _, j := range w.inflight.all(nil) {
 		if j.streaming {
 			js = append(js, j)
 		}
@@ -111,7 +111,7 @@ func (w *Worker) stopStreams() {
 // RoadRunner's worker runs one job and takes any STOP as its own.
 func (w *Worker) sendStop(j *job) {
 	w.mu.Lock()
-	if w.dead || w.inflight[j.id] != j {
+	if w.dead || w.inflight.get(j.id) != j {
 		w.mu.Unlock()
 		return
 	}
@@ -139,7 +139,7 @@ func (w *Worker) part(f *frame.Frame, id uint32) {
 	if w.pool.opt.RoadRunner {
 		id = w.rrOldestLocked()
 	}
-	j := w.inflight[id]
+	j := w.inflight.get(id)
 	first := false
 	if j != nil {
 		if !j.streaming {

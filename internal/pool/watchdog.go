@@ -62,7 +62,7 @@ func (w *Worker) enforce(now time.Time, ttl time.Duration) {
 // once, from when they are written.
 func (w *Worker) overdueLocked(now time.Time, ttl time.Duration) *job {
 	if w.pool.opt.Concurrent {
-		for _, j := range w.inflight {
+		for _, j := range w.inflight.all(nil) {
 			if !j.sent {
 				continue
 			}
@@ -85,5 +85,5 @@ func (w *Worker) overdueLocked(now time.Time, ttl time.Duration) *job {
 	if now.Sub(w.watchSince) < ttl {
 		return nil
 	}
-	return w.inflight[w.watchID]
+	return w.inflight.get(w.watchID)
 }

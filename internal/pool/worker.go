@@ -43,10 +43,7 @@ type job struct {
 	start time.Time // when it began to wait, if it did not go straight to a worker
 	wrote time.Time // written to the worker, under w.mu
 
-	// written mirrors sent for Exec's wait, which reads it without w.mu: a
-	// job already written cannot be withdrawn, so its caller need not watch
-	// for the client leaving (watching costs the gateway a registration).
-	written atomic.Bool
+	client context.Context // Exec's ctx: the held-job watch drops the job when it ends
 
 	// On w, under w.mu.
 	id       uint32
@@ -86,13 +83,12 @@ type Worker struct {
 	reason     string // why it was retired (a Reason constant)
 
 	mu       sync.Mutex
-	inflight map[uint32]*job // jobs held, sent or not, by id
-	pending  []*job          // not written yet, oldest first
-	held     int             // bytes their frames will take
-	extra    []byte          // control frames not written yet
-	order    []uint32        // ids sent and not answered, in order, for sequential exec_ttl
-	nextID   uint32
-	sent     int // jobs written and not yet answered
+	inflight jobTable // jobs held, sent or not, by id
+	pending  []*job   // not written yet, oldest first
+	held     int      // bytes their frames will take
+	extra    []byte   // control frames not written yet
+	order    []uint32 // ids sent and not answered, in order, for sequential exec_ttl
+	sent     int      // jobs written and not yet answered
 	spare    []byte
 	writing  bool
 	dead     bool
@@ -118,7 +114,7 @@ type Worker struct {
 }
 
 func (p *Pool) newWorker(gen int) *Worker {
-	w := &Worker{pool: p, gen: gen, created: time.Now(), exited: make(chan struct{}), inflight: map[uint32]*job{}}
+	w := &Worker{pool: p, gen: gen, created: time.Now(), exited: make(chan struct{})}
 	w.out = &lineLog{log: p.log}
 	cmd := exec.Command(p.opt.Command[0], p.opt.Command[1:]...)
 	cmd.Dir = p.opt.Dir
