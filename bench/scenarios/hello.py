@@ -102,7 +102,7 @@ def run(ctx):
             "relay and the PHP workers, which is why its ceiling stays under the Go-only one.", "")
     report.cpu_table(sec, results)
     if ctx.revisions.ready():
-        report.ratio_table(sec, httpbench.ratios(results, [(f"CPU per request, {a} / {b}", ka, kb) for a, ka, kb
+        report.ratio_table(sec, httpbench.ratios(results, [(f"CPU per request, {label}", ka, kb) for label, ka, kb
                                                            in revision_ratios(ctx)], ctx.settings, metric="cpu_us"))
     sec.chart(ctx, "hello_rps.svg", "hello: requests per second", "requests/s", report.rps_bars(results))
     bars = [{"label": r["label"], "value": r["p99_ms"]["median"], "lo": r["p99_ms"]["min"], "hi": r["p99_ms"]["max"]}
