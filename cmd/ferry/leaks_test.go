@@ -66,24 +66,3 @@ func TestLeakWatchReplayPaths(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-func TestFiberReuseReachesWorkers(t *testing.T) {
-	t.Setenv("FERRY_PHP_EXTENSION", "off")
-	dir := t.TempDir()
-	for _, tc := range []struct {
-		yaml string
-		off  bool
-	}{{"pool:\n  fibers: true\n", false}, {"pool:\n  fibers: true\n  fiber_reuse: false\n", true}} {
-		path := filepath.Join(dir, "c.yaml")
-		if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c, err := loadConfig("serve", []string{"-c", path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := slices.Contains(poolOptions(c, discardLogger()).Env, "FERRY_FIBER_REUSE=0"); got != tc.off {
-			t.Errorf("%q: FERRY_FIBER_REUSE=0 in the worker environment: %v, want %v", tc.yaml, got, tc.off)
-		}
-	}
-}

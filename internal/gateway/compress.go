@@ -232,7 +232,6 @@ func (c *compressStream) Read(p []byte) (int, error) {
 			c.err = err
 			c.free()
 		default:
-			c.src.buf = nil
 			if _, err := c.w.Write(part); err != nil {
 				c.err = err
 			} else if err := c.w.Flush(); err != nil {

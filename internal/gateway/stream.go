@@ -248,8 +248,8 @@ func (r *streamBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// part returns what is left of the current part, waiting for the next one
-// when it is used up; io.EOF after the last.
+// part takes what is left of the current part, waiting for the next one when
+// it is used up; io.EOF after the last.
 func (r *streamBody) part() ([]byte, error) {
 	for len(r.buf) == 0 {
 		if r.done {
@@ -273,7 +273,9 @@ func (r *streamBody) part() ([]byte, error) {
 			r.conn.SetWriteDeadline(time.Now().Add(r.h.writeTimeout))
 		}
 	}
-	return r.buf, nil
+	b := r.buf
+	r.buf = nil
+	return b, nil
 }
 
 // Close is called by fasthttp once the response is written or its write
