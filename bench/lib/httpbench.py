@@ -4,6 +4,47 @@ from . import method, wrk
 from .proc import StartError, cpu_seconds
 
 
+CPU_KEYS = ("cpu_front_us", "cpu_php_us", "cpu_us")
+
+
+def cpu_meter(system):
+    """Starts counting the CPU time of system's processes; the returned function adds CPU
+    per request (front, PHP, both) to a load generator's result. CPU per request is steadier
+    than RPS on a shared machine: it is the work a request costs, whatever else ran."""
+    front, php = system.cpu_pids()
+    before = cpu_seconds(front), cpu_seconds(php)
+
+    def done(res):
+        if res["requests"]:
+            res["cpu_front_us"] = (cpu_seconds(front) - before[0]) * 1e6 / res["requests"]
+            res["cpu_php_us"] = (cpu_seconds(php) - before[1]) * 1e6 / res["requests"]
+            res["cpu_us"] = res["cpu_front_us"] + res["cpu_php_us"]
+        return res
+    return done
+
+
+def cpu_summaries(window):
+    """The CPU keys of a result, summarised over the iterations used."""
+    return {k: method.summary([r[k] for r in window if k in r]) for k in CPU_KEYS}
+
+
+def cpu_pairs(results, a, b, parts=("cpu_front_us", "cpu_php_us")):
+    """CPU per request (by default front + PHP) of a over b, paired per round over every
+    round both ran; also each side's summary over those rounds."""
+    def per_round(key):
+        st = results[key]["_state"]
+        return {rnd: sum(it.get(p, 0) for p in parts)
+                for rnd, it in zip(st["rounds"], st["iterations"]) if it.get("cpu_php_us") is not None}
+    ra, rb = per_round(a), per_round(b)
+    common = sorted(set(ra) & set(rb))
+    return method.summary([ra[r] / rb[r] for r in common if rb[r]]), method.summary([ra[r] for r in common]), \
+        method.summary([rb[r] for r in common])
+
+
+def cpu_ratio_cell(r):
+    return f"**{r['median']:.3f}x** ({r['min']:.3f} .. {r['max']:.3f})" if r else "-"
+
+
 def start_all(ctx, systems, check):
     """Starts every system and runs check(system) on it. A system that fails is stopped,
     reported as a failure, and left out; the others are returned."""
@@ -42,16 +83,9 @@ def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=
         dead = s.health()
         if dead:
             raise wrk.WrkError(dead)
-        front, php = s.cpu_pids()
-        before = cpu_seconds(front), cpu_seconds(php)
-        res = wrk.run(s.url + path, settings.duration, conns, ctx.threads, script=script,
-                      eof_delimited=s.eof_delimited)
-        if res["requests"]:
-            # CPU per request is steadier than RPS on a shared machine: it says how much
-            # work each system spends on a request, whatever else the machine is doing.
-            res["cpu_front_us"] = (cpu_seconds(front) - before[0]) * 1e6 / res["requests"]
-            res["cpu_php_us"] = (cpu_seconds(php) - before[1]) * 1e6 / res["requests"]
-            res["cpu_us"] = res["cpu_front_us"] + res["cpu_php_us"]
+        cpu = cpu_meter(s)
+        res = cpu(wrk.run(s.url + path, settings.duration, conns, ctx.threads, script=script,
+                          eof_delimited=s.eof_delimited))
         if errors_fatal and res["non2xx"]:
             raise wrk.WrkError(f"{res['non2xx']} responses were not 2xx/3xx ({res['argv']})")
         if errors_fatal and res["requests"] == 0:
@@ -73,9 +107,7 @@ def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=
             "p50_ms": method.summary([r["p50_ms"] for r in win]),
             "p99_ms": method.summary([r["p99_ms"] for r in win]),
             "failed_share": method.summary([r["failed_share"] for r in win]),
-            "cpu_front_us": method.summary([r["cpu_front_us"] for r in win if "cpu_front_us" in r]),
-            "cpu_php_us": method.summary([r["cpu_php_us"] for r in win if "cpu_php_us" in r]),
-            "cpu_us": method.summary([r["cpu_us"] for r in win if "cpu_us" in r]),
+            **cpu_summaries(win),
             "_state": st,
         }
     return out

@@ -15,6 +15,11 @@ FPM_BIN = shutil.which("php-fpm8.2") or "/usr/sbin/php-fpm8.2"
 NGINX_BIN = shutil.which("nginx") or "/usr/sbin/nginx"
 
 
+def ext_so(root):
+    """Where `make build` (ext/ferry/build.sh) leaves the C extension."""
+    return os.path.join(root, "ext", "ferry", ".build", "modules", "ferry.so")
+
+
 def q(s):
     # A JSON string is a valid double-quoted YAML scalar.
     return json.dumps(str(s))

@@ -3,7 +3,7 @@
 import os
 
 from lib import httpbench, report
-from lib.systems import Ferry, check
+from lib.systems import Ferry, check, ext_so
 
 from . import framework
 
@@ -14,7 +14,7 @@ BODY = b"Hello, world\n"
 
 def run(ctx):
     sec = report.Section(NAME, TITLE)
-    so = os.path.join(ctx.root, "ext", "ferry", ".build", "modules", "ferry.so")
+    so = ext_so(ctx.root)
     if not os.path.isfile(so):
         return sec.not_run(f"{so} is not built (ext/ferry/build.sh, needs php8.2-dev)")
     sec.add("The same `examples/hello/worker.php` twice, pool.php.extension set to the built ferry.so and to "

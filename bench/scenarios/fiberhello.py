@@ -7,7 +7,6 @@ from lib import httpbench, report
 from lib.systems import Ferry
 
 from . import hello
-from .leakwatch import cell, cpu_pairs
 
 NAME = "fiberhello"
 TITLE = "hello in Fiber mode vs sequential workers (CPU per request)"
@@ -43,10 +42,10 @@ def run(ctx):
     for label, a, b in pairs:
         if a not in results or b not in results:
             continue
-        ratio, _, _ = cpu_pairs(results, a, b)
-        php, _, _ = cpu_pairs(results, a, b, ("cpu_php_us",))
+        ratio, _, _ = httpbench.cpu_pairs(results, a, b)
+        php, _, _ = httpbench.cpu_pairs(results, a, b, ("cpu_php_us",))
         if ratio:
-            rows.append([label, cell(ratio), cell(php), str(ratio["n"])])
+            rows.append([label, httpbench.cpu_ratio_cell(ratio), httpbench.cpu_ratio_cell(php), str(ratio["n"])])
             sec.summary.append(f"{label}: CPU per request {ratio['median']:.3f}x ({ratio['min']:.3f} .. "
                                f"{ratio['max']:.3f}); PHP alone {php['median']:.3f}x")
             data[label] = {"cpu_ratio": ratio, "php_ratio": php}

@@ -5,8 +5,8 @@ import re
 import subprocess
 
 from lib import method, report
-from lib.httpbench import start_all, stop_all
-from lib.proc import cpu_seconds, free_port
+from lib.httpbench import cpu_meter, cpu_summaries, start_all, stop_all
+from lib.proc import free_port
 from lib.systems import Ferry, check
 
 NAME = "h2"
@@ -81,15 +81,12 @@ def run(ctx):
             dead = ferry.health()
             if dead:
                 raise H2LoadError(dead)
-            front, php = ferry.cpu_pids()
-            before = cpu_seconds(front), cpu_seconds(php)
+            cpu = cpu_meter(ferry)
             url, flags = urls[k]
             res = h2load(url, flags, ctx.settings.duration, ctx.connections)
             if res["non2xx"] or not res["requests"]:
                 raise H2LoadError(f"{res['non2xx']} non-2xx of {res['requests']} ({res['argv']})")
-            res["cpu_front_us"] = (cpu_seconds(front) - before[0]) * 1e6 / res["requests"]
-            res["cpu_php_us"] = (cpu_seconds(php) - before[1]) * 1e6 / res["requests"]
-            return res
+            return cpu(res)
 
         state = method.alternate([m[0] for m in MODES], measure, ctx.settings, "rps", ctx.progress)
     finally:
@@ -105,8 +102,7 @@ def run(ctx):
             "iterations": st["iterations"], "rounds": st["rounds"], "window": len(win),
             "protocol": win[0]["protocol"] if win else None,
             "rps": method.summary([r["rps"] for r in win]),
-            "cpu_front_us": method.summary([r["cpu_front_us"] for r in win]),
-            "cpu_php_us": method.summary([r["cpu_php_us"] for r in win]),
+            **cpu_summaries(win),
             "_state": st,
         }
     rows = [[r["label"], r["protocol"] or "-", f"{report.num(r['rps']['median'])} ({report.spread_cell(r['rps'])})" if r["rps"] else "-",

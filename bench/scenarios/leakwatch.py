@@ -2,7 +2,7 @@
 
 import os
 
-from lib import httpbench, method, report
+from lib import httpbench, report
 from lib.systems import Ferry, check
 
 from . import framework, hello
@@ -13,22 +13,6 @@ EVERY = 250  # pool.leak_watch_every's default
 # What `pool.leak_watch: true` hands the workers (cmd/ferry/options.go); set through pool.env
 # so that the two systems' configs differ in nothing else.
 ON = {"FERRY_LEAK_WATCH": "1", "FERRY_LEAK_WATCH_EVERY": str(EVERY), "FERRY_LEAK_WATCH_WARMUP": "10"}
-
-
-def cpu_pairs(results, on, off, parts=("cpu_front_us", "cpu_php_us")):
-    """CPU per request (by default front + PHP) of on over off, paired per round like the RPS ratios."""
-    def per_round(key):
-        st = results[key]["_state"]
-        return {rnd: sum(it.get(p, 0) for p in parts)
-                for rnd, it in zip(st["rounds"], st["iterations"]) if it.get("cpu_php_us") is not None}
-    a, b = per_round(on), per_round(off)
-    common = sorted(set(a) & set(b))
-    return method.summary([a[r] / b[r] for r in common if b[r]]), method.summary([a[r] for r in common]), \
-        method.summary([b[r] for r in common])
-
-
-def cell(r):
-    return f"**{r['median']:.3f}x** ({r['min']:.3f} .. {r['max']:.3f})" if r else "-"
 
 
 def run(ctx):
@@ -58,12 +42,13 @@ def run(ctx):
             httpbench.stop_all(started)
         report.http_table(sec, results)
         report.cpu_table(sec, results)
-        ratio, on, off = cpu_pairs(results, f"{name}-on", f"{name}-off")
+        ratio, on, off = httpbench.cpu_pairs(results, f"{name}-on", f"{name}-off")
         # The watch runs in the workers: their share alone is less diluted by the front's noise.
-        php_ratio, php_on, php_off = cpu_pairs(results, f"{name}-on", f"{name}-off", ("cpu_php_us",))
+        php_ratio, php_on, php_off = httpbench.cpu_pairs(results, f"{name}-on", f"{name}-off", ("cpu_php_us",))
         if ratio:
-            rows.append([name, f"{off['median']:.1f}", f"{on['median']:.1f}", cell(ratio),
-                         f"{php_off['median']:.1f}", f"{php_on['median']:.1f}", cell(php_ratio), str(ratio["n"])])
+            rows.append([name, f"{off['median']:.1f}", f"{on['median']:.1f}", httpbench.cpu_ratio_cell(ratio),
+                         f"{php_off['median']:.1f}", f"{php_on['median']:.1f}", httpbench.cpu_ratio_cell(php_ratio),
+                         str(ratio["n"])])
             sec.summary.append(f"{name}: CPU per request on/off {ratio['median']:.3f}x "
                                f"({ratio['min']:.3f} .. {ratio['max']:.3f}); PHP alone {php_ratio['median']:.3f}x "
                                f"({php_ratio['min']:.3f} .. {php_ratio['max']:.3f})")

@@ -4,7 +4,7 @@
 import os
 
 from lib import phpapp, report
-from lib.systems import Ferry, NginxFpm
+from lib.systems import Ferry, NginxFpm, ext_so
 
 NAME = "legacy"
 TITLE = "legacy front controller (header(), cookies, exit): Ferry + ext/ferry vs nginx + php-fpm"
@@ -23,7 +23,7 @@ INI = {"expose_php": "0"}
 def run(ctx):
     sec = report.Section(NAME, TITLE)
     app = os.path.join(ctx.root, "examples", "legacy")
-    ext = os.path.join(ctx.root, "ext", "ferry", ".build", "modules", "ferry.so")
+    ext = ext_so(ctx.root)
     if not os.path.exists(ext):
         return sec.not_run(f"ext/ferry is not built ({ext}): `make build` builds it where php8.2-dev is installed")
     sec.add("`examples/legacy/index.php`, written for nginx + php-fpm, runs unchanged: Ferry starts "

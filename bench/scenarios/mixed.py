@@ -5,8 +5,7 @@ per request class (wrk cannot)."""
 import os
 
 from lib import loadgen, method, report
-from lib.httpbench import start_all, stop_all
-from lib.proc import cpu_seconds
+from lib.httpbench import cpu_meter, cpu_summaries, start_all, stop_all
 from lib.systems import Ferry, NginxFpm, check
 
 NAME = "mixed"
@@ -45,13 +44,9 @@ def compare(ctx, started, binary):
         dead = s.health()
         if dead:
             raise loadgen.LoadgenError(dead)
-        front, php = s.cpu_pids()
-        before = cpu_seconds(front), cpu_seconds(php)
-        res = loadgen.flatten(loadgen.run(binary, s.url, ctx.settings.duration, ctx.connections, CLASSES,
-                                          seed=SEED, timeout_s=TIMEOUT_S))
-        if res["requests"]:
-            res["cpu_front_us"] = (cpu_seconds(front) - before[0]) * 1e6 / res["requests"]
-            res["cpu_php_us"] = (cpu_seconds(php) - before[1]) * 1e6 / res["requests"]
+        cpu = cpu_meter(s)
+        res = cpu(loadgen.flatten(loadgen.run(binary, s.url, ctx.settings.duration, ctx.connections, CLASSES,
+                                              seed=SEED, timeout_s=TIMEOUT_S)))
         if res["non2xx"]:
             raise loadgen.LoadgenError(f"{res['non2xx']} responses were not 2xx/3xx ({res['argv']})")
         if not res["requests"]:
@@ -73,8 +68,7 @@ def compare(ctx, started, binary):
                     "quick": ctx.settings.quick, "iterations": st["iterations"], "rounds": st["rounds"],
                     "window": len(win), "rps": method.summary([r["rps"] for r in win]),
                     "failed_share": method.summary([r["failed_share"] for r in win]),
-                    "cpu_front_us": method.summary([r["cpu_front_us"] for r in win if "cpu_front_us" in r]),
-                    "cpu_php_us": method.summary([r["cpu_php_us"] for r in win if "cpu_php_us" in r]),
+                    **cpu_summaries(win),
                     "classes": classes, "_state": st}
     return out
 
