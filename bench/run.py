@@ -49,7 +49,7 @@ def parse_args(argv):
                         "shared per thread, not per system (see bench/README.md, Method)")
     p.add_argument("--ferry-rev", action="append", metavar="REV", default=[],
                    help="also measure Ferry built from git revision REV (a temporary worktree) next to the "
-                        "working tree's, in the scenarios that compare revisions (hello, framework, mixed, fiberhello); "
+                        "working tree's, in the scenarios that compare revisions (hello, framework, mixed, fiberhello, profile); "
                         "repeatable")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     a = p.parse_args(argv)

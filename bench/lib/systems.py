@@ -108,6 +108,7 @@ class Ferry(System):
         self.port = free_port()
         self.config = os.path.join(self.dir, "ferry.yaml")
         sock = self.ctx.sock(f"{self.ctx.scenario[:8]}-{self.key}-admin.sock") if self.admin else ""
+        self.admin_socket = sock
         lines = ["server:", f"  address: {q(f'127.0.0.1:{self.port}')}", *self.server_lines,
                  "pool:", f"  command: [{', '.join(q(w) for w in (self.command or ['php', self.worker]))}]",
                  f"  num_workers: {self.workers}"]

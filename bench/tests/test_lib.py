@@ -272,3 +272,52 @@ status codes: 20100 2xx, 0 3xx, 2 4xx, 4 5xx
         from scenarios import h2
         with self.assertRaises(h2.H2LoadError):
             h2.parse("connect: Connection refused")
+
+
+PPROF_TRACES = """File: ferry
+Type: cpu
+-----------+-------------------------------------------------------
+      10ms   bytes.Index
+             github.com/ferry-php/ferry/internal/gateway.(*headCheck).scan
+             github.com/ferry-php/ferry/internal/gateway.(*conn).Read
+             github.com/valyala/fasthttp.(*Server).serveConn
+-----------+-------------------------------------------------------
+     1.47s   internal/runtime/syscall/linux.Syscall6
+             syscall.write
+             internal/poll.(*FD).Write
+             net.(*netFD).Write
+             net.(*conn).Write
+             github.com/valyala/fasthttp.(*Server).serveConn
+-----------+-------------------------------------------------------
+      20ms   internal/runtime/syscall/linux.Syscall6
+             syscall.read
+             internal/poll.(*FD).Read
+             os.(*File).Read
+             github.com/ferry-php/ferry/internal/frame.(*Reader).Read
+             github.com/ferry-php/ferry/internal/pool.(*Worker).readLoop
+-----------+-------------------------------------------------------
+      30ms   internal/runtime/syscall/linux.Syscall6
+             syscall.write
+             os.(*File).Write
+             github.com/ferry-php/ferry/internal/pool.(*Worker).writeOnceLocked
+             github.com/ferry-php/ferry/internal/pool.(*Worker).submit
+             github.com/valyala/fasthttp.(*Server).serveConn
+-----------+-------------------------------------------------------
+       5ms   runtime.futex
+             runtime.findRunnable
+             runtime.schedule
+             runtime.mcall
+-----------+-------------------------------------------------------
+"""
+
+
+class ProfileBucketsTest(unittest.TestCase):
+    def test_each_sample_lands_in_the_first_matching_bucket(self):
+        from scenarios import profile
+        got = profile.parse_traces(PPROF_TRACES)
+        self.assertAlmostEqual(got.pop("gateway rest (header checks, answers)"), 0.010)
+        self.assertAlmostEqual(got.pop("HTTP write (loopback send, waking wrk)"), 1.47)
+        self.assertAlmostEqual(got.pop("relay reads"), 0.020)
+        self.assertAlmostEqual(got.pop("relay writes"), 0.030)
+        self.assertAlmostEqual(got.pop("Go scheduler, netpoll and sysmon"), 0.005)
+        self.assertEqual(got, {})
