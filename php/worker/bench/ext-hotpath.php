@@ -11,8 +11,10 @@ declare(strict_types=1);
  *     php -d extension=ext/ferry/.build/modules/ferry.so php/worker/bench/ext-hotpath.php [requests]
  *
  * Each figure is the median of 5 rounds; the loop figure is what a worker spends per
- * request apart from the two relay syscalls. On a shared machine, instruction counts are
- * steadier than times: `loop` as second argument runs only the loop, once, so that
+ * request apart from the two relay syscalls; the Fiber-mode loop is the same with
+ * Worker(fibers: true), on the event loop (the relay's stream is /dev/zero, always
+ * readable). On a shared machine, instruction counts are steadier than times: `loop` (or
+ * `fiberloop`) as second argument runs only that loop, once, so that
  * bench/ext-instructions.sh can count it under callgrind.
  */
 
@@ -33,7 +35,7 @@ use Ferry\Worker\Relay\RelayInterface;
 use Ferry\Worker\Worker;
 
 $n = (int) ($argv[1] ?? 20000);
-$loopOnly = ($argv[2] ?? '') === 'loop';
+$only = $argv[2] ?? '';
 $batch = 8; // jobs per relay read: pipelined requests arrive together under load
 
 // What the gateway sends for wrk's GET / (internal/gateway/serialize.go).
@@ -73,7 +75,10 @@ final class MemoryRelay implements RelayInterface
 
     public function readStream()
     {
-        return STDIN;
+        // Always readable, so the Fiber-mode loop's select never waits.
+        static $stream = null;
+
+        return $stream ??= fopen('/dev/zero', 'r');
     }
 
     public function usesStdout(): bool
@@ -109,15 +114,15 @@ $time = static function (string $label, int $ops, \Closure $body) use ($median):
 };
 
 $hello = static fn (Request $r): Response => Response::text("Hello, world\n");
-$loop = static function () use ($n, $batch, $handshake, $jobs, $hello): void {
+$loop = static function (bool $fibers = false) use ($n, $batch, $handshake, $jobs, $hello): void {
     $reads = [$handshake];
     for ($i = 0; $i < $n; $i += $batch) {
         $reads[] = $jobs;
     }
-    (new HttpWorker(new Worker(new MemoryRelay($reads), token: '')))->run($hello);
+    (new HttpWorker(new Worker(new MemoryRelay($reads), fibers: $fibers, token: '')))->run($hello);
 };
-if ($loopOnly) {
-    $loop();
+if ($only === 'loop' || $only === 'fiberloop') {
+    $loop($only === 'fiberloop');
     exit(0);
 }
 $ext = extension_loaded('ferry');
@@ -193,3 +198,4 @@ $time('HttpWorker::handle (capture included)', $n, static function () use ($n, $
 
 echo "whole loop (Worker::run over a memory relay, per request):\n";
 $time('HttpWorker::run', $n, $loop);
+$time('HttpWorker::run, Fiber mode', $n, static fn () => $loop(true));
