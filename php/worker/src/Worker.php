@@ -243,7 +243,7 @@ final class Worker
         $this->leaks?->serve($handler, $capture);
         while (true) {
             while (($frame = $this->nextJob()) !== null) {
-                $job = $this->prepare($frame, $capture);
+                $job = JobFrames::job($frame, $capture);
                 if (\is_string($job)) {
                     $this->outbox .= $job;
                     continue;
