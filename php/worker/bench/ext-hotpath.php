@@ -14,8 +14,9 @@ declare(strict_types=1);
  * request apart from the two relay syscalls; the Fiber-mode loop is the same with
  * Worker(fibers: true), on the event loop (the relay's stream is /dev/zero, always
  * readable). On a shared machine, instruction counts are steadier than times: `loop` (or
- * `fiberloop`) as second argument runs only that loop, once, so that
- * bench/ext-instructions.sh can count it under callgrind.
+ * `fiberloop`, or `handle` for HttpWorker::handle with an installed capture) as second
+ * argument runs only that, once, so that bench/ext-instructions.sh can count it under
+ * callgrind.
  */
 
 require dirname(__DIR__) . '/autoload.php';
@@ -121,6 +122,20 @@ $loop = static function (bool $fibers = false) use ($n, $batch, $handshake, $job
     }
     (new HttpWorker(new Worker(new MemoryRelay($reads), fibers: $fibers, token: '')))->run($hello);
 };
+if ($only === 'handle') {
+    $installed = new SyncCapture();
+    $installed->install();
+    [$a] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+    $http = new HttpWorker(new Worker(new Ferry\Worker\Relay\StreamRelay($a, $a)));
+    for ($i = 0; $i < $n; $i++) {
+        $payload = new Payload('', $context, $i);
+        $job = new Job($payload, $installed);
+        $installed->begin($job);
+        $http->handle($hello, $payload, $job);
+        $installed->end($job);
+    }
+    exit(0);
+}
 if ($only === 'loop' || $only === 'fiberloop') {
     $loop($only === 'fiberloop');
     exit(0);
@@ -195,7 +210,19 @@ $time('HttpWorker::handle (capture included)', $n, static function () use ($n, $
         $capture->end($job);
     }
 });
+// As in a worker: the capture's buffer stays installed, instead of one opened per job.
+$installed = new SyncCapture();
+$installed->install();
+$time('HttpWorker::handle (installed capture)', $n, static function () use ($n, $http, $hello, $context, $installed): void {
+    for ($i = 0; $i < $n; $i++) {
+        $payload = new Payload('', $context, $i);
+        $job = new Job($payload, $installed);
+        $installed->begin($job);
+        $http->handle($hello, $payload, $job);
+        $installed->end($job);
+    }
+});
 
-echo "whole loop (Worker::run over a memory relay, per request):\n";
+fwrite(STDOUT, "whole loop (Worker::run over a memory relay, per request):\n");
 $time('HttpWorker::run', $n, $loop);
 $time('HttpWorker::run, Fiber mode', $n, static fn () => $loop(true));
