@@ -11,9 +11,12 @@ declare(strict_types=1);
  *     php -d extension=ext/ferry/.build/modules/ferry.so php/worker/bench/ext-hotpath.php [requests]
  *
  * Each figure is the median of 5 rounds; the loop figure is what a worker spends per
- * request apart from the two relay syscalls. On a shared machine, instruction counts are
- * steadier than times: `loop` as second argument runs only the loop, once, so that
- * bench/ext-instructions.sh can count it under callgrind.
+ * request apart from the two relay syscalls; the Fiber-mode loop is the same with
+ * Worker(fibers: true), on the event loop (the relay's stream is /dev/zero, always
+ * readable). On a shared machine, instruction counts are steadier than times: `loop` (or
+ * `fiberloop`, or `handle` for HttpWorker::handle with an installed capture) as second
+ * argument runs only that, once, so that bench/ext-instructions.sh can count it under
+ * callgrind.
  */
 
 require dirname(__DIR__) . '/autoload.php';
@@ -33,7 +36,7 @@ use Ferry\Worker\Relay\RelayInterface;
 use Ferry\Worker\Worker;
 
 $n = (int) ($argv[1] ?? 20000);
-$loopOnly = ($argv[2] ?? '') === 'loop';
+$only = $argv[2] ?? '';
 $batch = 8; // jobs per relay read: pipelined requests arrive together under load
 
 // What the gateway sends for wrk's GET / (internal/gateway/serialize.go).
@@ -73,7 +76,10 @@ final class MemoryRelay implements RelayInterface
 
     public function readStream()
     {
-        return STDIN;
+        // Always readable, so the Fiber-mode loop's select never waits.
+        static $stream = null;
+
+        return $stream ??= fopen('/dev/zero', 'r');
     }
 
     public function usesStdout(): bool
@@ -109,15 +115,29 @@ $time = static function (string $label, int $ops, \Closure $body) use ($median):
 };
 
 $hello = static fn (Request $r): Response => Response::text("Hello, world\n");
-$loop = static function () use ($n, $batch, $handshake, $jobs, $hello): void {
+$loop = static function (bool $fibers = false) use ($n, $batch, $handshake, $jobs, $hello): void {
     $reads = [$handshake];
     for ($i = 0; $i < $n; $i += $batch) {
         $reads[] = $jobs;
     }
-    (new HttpWorker(new Worker(new MemoryRelay($reads), token: '')))->run($hello);
+    (new HttpWorker(new Worker(new MemoryRelay($reads), fibers: $fibers, token: '')))->run($hello);
 };
-if ($loopOnly) {
-    $loop();
+if ($only === 'handle') {
+    $installed = new SyncCapture();
+    $installed->install();
+    [$a] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+    $http = new HttpWorker(new Worker(new Ferry\Worker\Relay\StreamRelay($a, $a)));
+    for ($i = 0; $i < $n; $i++) {
+        $payload = new Payload('', $context, $i);
+        $job = new Job($payload, $installed);
+        $installed->begin($job);
+        $http->handle($hello, $payload, $job);
+        $installed->end($job);
+    }
+    exit(0);
+}
+if ($only === 'loop' || $only === 'fiberloop') {
+    $loop($only === 'fiberloop');
     exit(0);
 }
 $ext = extension_loaded('ferry');
@@ -190,6 +210,19 @@ $time('HttpWorker::handle (capture included)', $n, static function () use ($n, $
         $capture->end($job);
     }
 });
+// As in a worker: the capture's buffer stays installed, instead of one opened per job.
+$installed = new SyncCapture();
+$installed->install();
+$time('HttpWorker::handle (installed capture)', $n, static function () use ($n, $http, $hello, $context, $installed): void {
+    for ($i = 0; $i < $n; $i++) {
+        $payload = new Payload('', $context, $i);
+        $job = new Job($payload, $installed);
+        $installed->begin($job);
+        $http->handle($hello, $payload, $job);
+        $installed->end($job);
+    }
+});
 
-echo "whole loop (Worker::run over a memory relay, per request):\n";
+fwrite(STDOUT, "whole loop (Worker::run over a memory relay, per request):\n");
 $time('HttpWorker::run', $n, $loop);
+$time('HttpWorker::run, Fiber mode', $n, static fn () => $loop(true));

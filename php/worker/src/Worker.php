@@ -241,15 +241,18 @@ final class Worker
         }
         $capture = $this->capture;
         $this->leaks?->serve($handler, $capture);
+        $jobs = $this->jobs;
         while (true) {
-            while (($frame = $this->nextJob()) !== null) {
-                $job = $this->prepare($frame, $capture);
+            while (!$jobs->isEmpty()) {
+                $job = JobFrames::job($jobs->dequeue(), $capture);
                 if (\is_string($job)) {
                     $this->outbox .= $job;
                     continue;
                 }
                 // A pong or an error queued meanwhile must not wait for this job.
-                $this->flush();
+                if ($this->outbox !== '') {
+                    $this->flush();
+                }
                 $this->finish($job, $this->execute($job, $handler, $capture));
             }
             $this->flush();
@@ -321,7 +324,7 @@ final class Worker
         $id = $job->payload->id;
         $capture->begin($job);
         try {
-            $answer = $this->answerFrame($handler($job->payload, $job), $id);
+            $answer = JobFrames::answer($handler($job->payload, $job), $id, $this->codec->maxPayload);
         } catch (\Throwable $e) {
             $job->failed = true;
             self::log(sprintf("job %d failed: %s\n%s", $id, self::describe($e), $e->getTraceAsString()));
@@ -363,8 +366,12 @@ final class Worker
         }
         $job->answered = true;
         unset($this->streams[$job->payload->id]);
-        $this->outbox .= $answer;
-        $this->flush();
+        // What flush() does, with the answer: one call less on every job's way out.
+        $bytes = $this->outbox . $answer;
+        $this->outbox = '';
+        if ($bytes !== '' && !$this->closed) {
+            $this->relay->write($bytes);
+        }
     }
 
     /** @internal Writes everything queued for the server in one write. */
@@ -490,7 +497,7 @@ final class Worker
     private function dispatch(array $frames): void
     {
         foreach ($frames as $frame) {
-            if (!$frame->has(Frame::CONTROL)) {
+            if (($frame->flags & Frame::CONTROL) === 0) {
                 $this->jobs->enqueue($frame);
                 continue;
             }

@@ -165,7 +165,10 @@ final class HttpWorker
                 $response = $this->script !== null ? ExtRequest::frontControllerAnswer() : ExtRequest::answer($result);
             } else {
                 $result = $handler($request);
-                $response = self::toResponse($result, $this->phpStatus($result));
+                // Usually PHP's status is untouched and no header was set: nothing to warn about.
+                $code = http_response_code();
+                $status = ($code === 200 || $code === false) && headers_list() === [] ? 200 : $this->phpStatus($result);
+                $response = self::toResponse($result, $status);
             }
             $output = $job->takeOutput();
             if ($response->getParts() !== null) {

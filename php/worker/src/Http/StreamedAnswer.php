@@ -16,8 +16,10 @@ use Ferry\Worker\Worker;
  */
 final class StreamedAnswer
 {
-    /** @var array{Worker, int}|null the running request of a sequential worker */
-    private static ?array $running = null;
+    /** the worker of the running request of a sequential worker, null between requests */
+    private static ?Worker $worker = null;
+    /** that request's job id */
+    private static int $id = 0;
     /** @var \WeakMap<\Fiber, ?array{Worker, int}>|null the same per Fiber */
     private static ?\WeakMap $fiberRunning = null;
 
@@ -31,7 +33,8 @@ final class StreamedAnswer
             self::$fiberRunning ??= new \WeakMap();
             self::$fiberRunning[$fiber] = [$worker, $id];
         } else {
-            self::$running = [$worker, $id];
+            self::$worker = $worker;
+            self::$id = $id;
         }
 
         return $fiber;
@@ -42,7 +45,7 @@ final class StreamedAnswer
         if ($fiber !== null) {
             self::$fiberRunning[$fiber] = null; // kept for the Fiber's next job: cheaper than unset and add
         } else {
-            self::$running = null;
+            self::$worker = null;
         }
     }
 
@@ -54,7 +57,7 @@ final class StreamedAnswer
     public static function earlyHints(array $headers): bool
     {
         $fiber = \Fiber::getCurrent();
-        $running = $fiber !== null ? (self::$fiberRunning[$fiber] ?? null) : self::$running;
+        $running = $fiber !== null ? (self::$fiberRunning[$fiber] ?? null) : (self::$worker === null ? null : [self::$worker, self::$id]);
         if ($running === null) {
             return false;
         }

@@ -23,7 +23,8 @@ abstract class BufferCapture implements OutputCapture
 
     /** @var int level of our buffer; 0 while it is not installed */
     protected int $level = 0;
-    private int $refusals = 0;
+    /** refusals since the running job began; each capture clears it in begin() */
+    protected int $refusals = 0;
     private static bool $refusalLogged = false;
 
     /**
@@ -78,11 +79,6 @@ abstract class BufferCapture implements OutputCapture
      * drop the running job's output so far, as far as PHP did not do it.
      */
     abstract protected function discard(string $function): void;
-
-    protected function resetRefusals(): void
-    {
-        $this->refusals = 0;
-    }
 
     protected function sink(string $output): void
     {

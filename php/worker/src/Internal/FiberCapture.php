@@ -26,17 +26,21 @@ final class FiberCapture extends BufferCapture
 
     public function begin(Job $job): void
     {
-        $this->install();
+        if ($this->level === 0) {
+            $this->install();
+        }
         $fiber = \Fiber::getCurrent();
         if ($fiber !== null) {
             $this->jobs[$fiber] = $job;
         }
-        $this->resetRefusals();
+        $this->refusals = 0;
     }
 
     public function take(Job $job): string
     {
-        $this->settle();
+        if (ob_get_level() > $this->level) {
+            $this->settle();
+        }
         $output = $job->output;
         $job->output = '';
         $job->flushed = 0;

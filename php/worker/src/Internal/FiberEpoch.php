@@ -17,8 +17,16 @@ final class FiberEpoch
     /** @var \WeakMap<\Fiber, int>|null entries are kept for the Fiber's life: updating one is cheaper than adding it */
     private static ?\WeakMap $epochs = null;
 
+    /**
+     * Moves on with every epoch handed out by of(): a job during which it did not move can
+     * have left no callback holding its epoch, so the pool need not advance that Fiber's.
+     */
+    public static int $issued = 0;
+
     public static function of(\Fiber $fiber): int
     {
+        self::$issued++;
+
         return self::$epochs[$fiber] ?? 0;
     }
 

@@ -30,8 +30,10 @@ final class FiberPool
     /** Fibers parked longer than this are freed, the least recently used first. */
     public const IDLE_SECONDS = 10.0;
 
-    /** @var list<array{Suspension, int}> parked Fibers, most recently parked last, with when (hrtime) */
+    /** @var list<Suspension> the parking waits of parked Fibers, most recently parked last */
     private array $idle = [];
+    /** @var list<int> when (hrtime) each of $idle parked */
+    private array $since = [];
     /** Fibers created so far, for tests and diagnostics */
     private int $created = 0;
 
@@ -50,7 +52,8 @@ final class FiberPool
     public function start(Job $job): void
     {
         while ($this->idle !== []) {
-            [$parked] = array_pop($this->idle);
+            $parked = array_pop($this->idle);
+            array_pop($this->since);
             $job->fiber = $parked->fiber;
             if ($parked->resume($job)) {
                 return;
@@ -82,8 +85,9 @@ final class FiberPool
             return;
         }
         $cutoff = hrtime(true) - (int) ($this->idleSeconds * 1e9);
-        while ($this->idle !== [] && ($all || $this->idle[0][1] < $cutoff)) {
-            [$parked] = array_shift($this->idle);
+        while ($this->idle !== [] && ($all || $this->since[0] < $cutoff)) {
+            $parked = array_shift($this->idle);
+            array_shift($this->since);
             $parked->resume(null); // serve() returns and the Fiber ends
         }
     }
@@ -91,6 +95,9 @@ final class FiberPool
     private function serve(Job $job): void
     {
         $fiber = $job->fiber;
+        // One parking wait per Fiber, used again at every park: only start() and trim() can
+        // end it, and only while the Fiber is parked.
+        $parking = new Suspension($fiber);
         do {
             // PHP keeps error_reporting per Fiber and a new Fiber starts from the ini value:
             // a parked Fiber still has what its last job set, which code outside it may have changed back since.
@@ -98,26 +105,34 @@ final class FiberPool
             if (error_reporting() !== $reporting) {
                 error_reporting($reporting);
             }
+            $issued = FiberEpoch::$issued;
             try {
                 $reusable = ($this->run)($job);
             } finally {
-                FiberEpoch::advance($fiber);
+                // Unless the job registered a loop callback, no callback holds this epoch.
+                if (FiberEpoch::$issued !== $issued) {
+                    FiberEpoch::advance($fiber);
+                }
             }
-        } while ($reusable && ($job = $this->park($fiber)) !== null);
+        } while ($reusable && ($job = $this->park($parking)) !== null);
     }
 
-    private function park(\Fiber $fiber): ?Job
+    private function park(Suspension $parking): ?Job
     {
         if (\count($this->idle) >= $this->max) {
             return null;
         }
-        $parked = new Suspension($fiber);
-        $this->idle[] = [$parked, hrtime(true)];
+        $this->idle[] = $parking;
+        $this->since[] = hrtime(true);
         try {
-            return $parked->suspend();
+            return $parking->suspend();
         } catch (\Throwable $e) {
             // Only code throwing into Fibers it does not own gets here; this one is done.
-            $this->idle = array_values(array_filter($this->idle, static fn (array $entry): bool => $entry[0] !== $parked));
+            $at = array_search($parking, $this->idle, true);
+            if ($at !== false) {
+                array_splice($this->idle, $at, 1);
+                array_splice($this->since, $at, 1);
+            }
             Worker::log('a parked worker Fiber had an exception thrown into it; dropped: ' . Worker::describe($e));
 
             return null;

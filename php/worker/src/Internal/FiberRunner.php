@@ -46,8 +46,17 @@ final class FiberRunner
                 $this->startQueued($pool);
                 $this->rethrowRelayFailure();
                 $this->worker->flush();
-                if ($this->worker->isStopping() && $this->active === [] && !$this->worker->hasQueuedJobs()) {
-                    return;
+                $idle = $this->active === [] && !$this->worker->hasQueuedJobs();
+                if ($this->worker->isStopping()) {
+                    if ($idle) {
+                        return;
+                    }
+                } elseif ($idle && $this->nothingElseToWaitFor()) {
+                    // Only the relay can bring work: read it the way a sequential worker
+                    // does, without a select() first.
+                    $pool->trim();
+                    $this->worker->receive();
+                    continue;
                 }
                 $this->watchRelay(!$this->worker->isStopping() && !$this->worker->hasQueuedJobs());
                 if ($this->active !== [] && !$this->canResume()) {
@@ -68,7 +77,7 @@ final class FiberRunner
     {
         $capture = $this->worker->capture();
         while (\count($this->active) < $this->worker->maxConcurrency && ($frame = $this->worker->nextJob()) !== null) {
-            $job = $this->worker->prepare($frame, $capture);
+            $job = JobFrames::job($frame, $capture);
             if (\is_string($job)) {
                 $this->worker->queueAnswer($job);
                 continue;
@@ -127,6 +136,16 @@ final class FiberRunner
             $this->loop->cancel($this->readerId);
             $this->readerId = null;
         }
+    }
+
+    /** Whether the loop holds nothing but our relay reader (which then stops watching). */
+    private function nothingElseToWaitFor(): bool
+    {
+        if ($this->readerId !== null) {
+            $this->watchRelay(false);
+        }
+
+        return !$this->loop->hasPending();
     }
 
     private function rethrowRelayFailure(): void

@@ -27,11 +27,12 @@ final class SyncCapture extends BufferCapture
             ob_start($this->collect(...), 0, PHP_OUTPUT_HANDLER_STDFLAGS);
             $this->level = ob_get_level();
             $this->temporary = true;
-        } else {
+        } elseif (ob_get_level() !== $this->level || ob_get_length() !== 0) {
+            // What was echoed between jobs goes to the log; usually there is nothing.
             $this->release();
         }
         $this->job = $job;
-        $this->resetRefusals();
+        $this->refusals = 0;
     }
 
     public function take(Job $job): string
@@ -52,7 +53,7 @@ final class SyncCapture extends BufferCapture
 
     public function end(Job $job): string
     {
-        $output = $this->take($job);
+        $output = $this->flushed === '' && ob_get_level() === $this->level && ob_get_length() === 0 ? '' : $this->take($job);
         $this->job = null;
         if ($this->temporary) {
             $this->temporary = false;
