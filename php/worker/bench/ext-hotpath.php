@@ -201,7 +201,7 @@ if ($ext) {
 
 [$a] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
 $http = new HttpWorker(new Worker(new Ferry\Worker\Relay\StreamRelay($a, $a)));
-$time('HttpWorker::handle (capture included)', $n, static function () use ($n, $http, $hello, $context, $capture): void {
+$handleEach = static fn (SyncCapture $capture): \Closure => static function () use ($n, $http, $hello, $context, $capture): void {
     for ($i = 0; $i < $n; $i++) {
         $payload = new Payload('', $context, $i);
         $job = new Job($payload, $capture);
@@ -209,19 +209,12 @@ $time('HttpWorker::handle (capture included)', $n, static function () use ($n, $
         $http->handle($hello, $payload, $job);
         $capture->end($job);
     }
-});
+};
+$time('HttpWorker::handle (capture included)', $n, $handleEach($capture));
 // As in a worker: the capture's buffer stays installed, instead of one opened per job.
 $installed = new SyncCapture();
 $installed->install();
-$time('HttpWorker::handle (installed capture)', $n, static function () use ($n, $http, $hello, $context, $installed): void {
-    for ($i = 0; $i < $n; $i++) {
-        $payload = new Payload('', $context, $i);
-        $job = new Job($payload, $installed);
-        $installed->begin($job);
-        $http->handle($hello, $payload, $job);
-        $installed->end($job);
-    }
-});
+$time('HttpWorker::handle (installed capture)', $n, $handleEach($installed));
 
 fwrite(STDOUT, "whole loop (Worker::run over a memory relay, per request):\n");
 $time('HttpWorker::run', $n, $loop);
