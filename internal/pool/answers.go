@@ -34,7 +34,11 @@ func (w *Worker) readLoop() {
 			// A worker may ask to be retired ({"stop":true}, e.g. a reset hook
 			// failed): it gets no new jobs and finishes those it holds. A leak
 			// report (leaks.go) is taken first: its text may quote "stop".
-			if !w.leakReport(f.Payload) && bytes.Contains(f.Payload, []byte(`"stop"`)) {
+			switch {
+			case w.leakReport(f.Payload):
+			case bytes.Equal(f.Payload, waitingReport):
+				owner = w.allWaiting(owner)
+			case bytes.Contains(f.Payload, []byte(`"stop"`)):
 				w.pool.retire(w, "worker asked to stop")
 			}
 		} else {
@@ -100,6 +104,17 @@ func (w *Worker) readLoop() {
 	w.pool.gone(w, cause, lostJobs)
 }
 
+// waitingReport is what a Fiber worker that reports its waits sends when every job it
+// runs is suspended: the jobs held for it can go now.
+var waitingReport = []byte(`{"waiting":true}`)
+
+func (w *Worker) allWaiting(owner []*job) []*job {
+	w.mu.Lock()
+	w.busy = false
+	w.mu.Unlock()
+	return w.settle(nil, owner[:0], time.Now())
+}
+
 // answerBatch settles and delivers the answers read in one go, with one
 // clock read shared by the batching estimate and the jobs' timings.
 func (w *Worker) answerBatch(batch []frame.Frame, owner []*job) []*job {
@@ -157,6 +172,9 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job
 		owner = append(owner, j)
 	}
 	seq := !w.pool.opt.Concurrent
+	if !seq && w.sent <= 1 {
+		w.busy = false // done, or on its last job: it reads what is written now next
+	}
 	if len(batch) > 0 && seq {
 		// Recorded after this worker's next write is decided: the jobs held
 		// meanwhile were sized by what the pool knew when they arrived.
@@ -168,7 +186,7 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job
 		w.mu.Lock()
 	}
 	switch {
-	case w.writing || w.dead || !w.dirtyLocked() || (seq && !w.prefetchLocked()):
+	case w.writing || w.dead || !w.dirtyLocked() || w.holdLocked():
 		w.mu.Unlock()
 	case w.inPipe+w.held+len(w.extra) <= smallWrite:
 		// What the worker has not read yet and this write together fit in the

@@ -110,3 +110,59 @@ func TestFiberCrashFailsOnlyHeldJobs(t *testing.T) {
 	}
 	must(t, p, "echo:after")
 }
+
+func TestFiberJobsForABusyWorkerLeaveInOneWrite(t *testing.T) {
+	// A worker running CPU cannot start the jobs that arrive meanwhile: they wait in
+	// the pool and reach it in one write, so it wakes once for them, not once each.
+	p := fiberPool(t, Options{NumWorkers: 1, Pipeline: 16}, 16)
+	g := newGate(t)
+	busy := start(p, context.Background(), g.job("block"))
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
+	var calls []*call
+	for i := range 5 {
+		calls = append(calls, start(p, context.Background(), "echo:x"))
+		waitCounts(t, p, jobCounts{held: 2 + i, sent: 1})
+	}
+	g.open(t)
+	if c := busy.wait(); c.err != nil || c.out != "unblocked" {
+		t.Fatalf("%q, %v", c.out, c.err)
+	}
+	for _, c := range calls {
+		if r := c.wait(); r.err != nil || r.out != "x" {
+			t.Fatalf("%q, %v", r.out, r.err)
+		}
+	}
+	if w := p.Workers()[0]; w.Jobs != 6 || w.Writes != 2 {
+		t.Fatalf("%d jobs in %d writes, want 6 in 2 (the busy job, then the five held ones together)", w.Jobs, w.Writes)
+	}
+}
+
+func TestFiberJobsGoOnceEveryJobWaits(t *testing.T) {
+	// Jobs held for a busy worker must not wait for its suspended jobs: once all it
+	// runs waits on the loop, it says so and gets them.
+	p := fiberPool(t, Options{NumWorkers: 1, Pipeline: 16}, 16)
+	g := newGate(t)
+	b := newGate(t)
+	waiting := start(p, context.Background(), g.job("hold"))
+	waitCounts(t, p, jobCounts{held: 1, sent: 1})
+	// Suspended on the loop: the worker said so, and the next job goes at once.
+	busy := start(p, context.Background(), b.job("block"))
+	waitCounts(t, p, jobCounts{held: 2, sent: 2})
+	// Now it runs CPU: the next job waits in the pool until that job is done.
+	quick := start(p, context.Background(), "sleep:1")
+	waitCounts(t, p, jobCounts{held: 3, sent: 2})
+	b.open(t)
+	if c := busy.wait(); c.err != nil || c.out != "unblocked" {
+		t.Fatalf("%q, %v", c.out, c.err)
+	}
+	if c := quick.wait(); c.err != nil || c.out != "slept 1" {
+		t.Fatalf("%q, %v", c.out, c.err)
+	}
+	if waiting.finished() {
+		t.Fatal("the held job finished before its gate opened")
+	}
+	g.open(t)
+	if c := waiting.wait(); c.err != nil || c.out != "released" {
+		t.Fatalf("%q, %v", c.out, c.err)
+	}
+}

@@ -22,7 +22,7 @@ func (w *Worker) submit(j *job) error {
 		return errUnsent
 	}
 	w.queueLocked(j)
-	if !w.pool.opt.Concurrent && !w.prefetchLocked() {
+	if w.holdLocked() {
 		if j.start.IsZero() { // held for a busy worker: its wait starts now
 			j.start = time.Now()
 		}
@@ -129,7 +129,21 @@ func (w *Worker) writeLocked() {
 // does not read them before it answers, so they stay held, uncommitted, and
 // leave with the next write its answers trigger.
 func (w *Worker) moreLocked() bool {
-	return w.pool.opt.Concurrent || w.sent == 0 || len(w.extra) > 0
+	if w.pool.opt.Concurrent {
+		return !w.busy || len(w.extra) > 0
+	}
+	return w.sent == 0 || len(w.extra) > 0
+}
+
+// holdLocked tells whether jobs for w wait in the pool instead of being written
+// now. A Fiber worker busy running what it was sent would read them only once it
+// is done or waiting; written then, in one write, they cost it one wake-up
+// instead of one each.
+func (w *Worker) holdLocked() bool {
+	if w.pool.opt.Concurrent {
+		return w.busy
+	}
+	return !w.prefetchLocked()
 }
 
 // writeOnceLocked writes what is pending now and reports whether w.mu is held
@@ -189,6 +203,9 @@ func (w *Worker) encodeLocked() []byte {
 	}
 	w.sent += n
 	w.addUnsent(-n)
+	if n > 0 && !seq && w.conn.Waits {
+		w.busy = true
+	}
 	rest := copy(w.pending, w.pending[n:])
 	clear(w.pending[rest:])
 	w.pending = w.pending[:rest]

@@ -89,13 +89,17 @@ type Worker struct {
 	extra    []byte   // control frames not written yet
 	order    []uint32 // ids sent and not answered, in order, for sequential exec_ttl
 	sent     int      // jobs written and not yet answered
-	spare    []byte
-	writing  bool
-	dead     bool
-	expired  bool      // killed by the exec_ttl watchdog
-	runFrom  time.Time // when a sequential worker's oldest unanswered job started running
-	inPipe   int       // bytes of the jobs sent and not answered: at most this much is unread
-	rrQuit   bool      // a RoadRunner worker answered with Worker::stop()
+	// busy: a Fiber worker that reports its waits ran CPU for the jobs last
+	// written to it, as far as the pool knows: the next jobs are held until it
+	// answers all but one or says it is waiting, then leave in one write.
+	busy    bool
+	spare   []byte
+	writing bool
+	dead    bool
+	expired bool      // killed by the exec_ttl watchdog
+	runFrom time.Time // when a sequential worker's oldest unanswered job started running
+	inPipe  int       // bytes of the jobs sent and not answered: at most this much is unread
+	rrQuit  bool      // a RoadRunner worker answered with Worker::stop()
 	// streaming counts the jobs sending answer parts: a sequential worker
 	// streaming may hold its job for as long as a client listens, so nothing
 	// is sent ahead to wait behind it.

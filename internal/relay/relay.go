@@ -58,10 +58,13 @@ func New(kind, dir string, maxFrame uint32) (Factory, error) {
 // time; writes must be serialised by the caller.
 type Conn struct {
 	PID int // as reported by the worker
-	r   *frame.Reader
-	w   io.Writer
-	c   []io.Closer
-	dl  interface{ SetReadDeadline(time.Time) error }
+	// Waits: the worker says when all it runs is waiting ({"waiting":true}), so
+	// a Fiber worker can be sent jobs in batches while it is busy (docs/protocol.md).
+	Waits bool
+	r     *frame.Reader
+	w     io.Writer
+	c     []io.Closer
+	dl    interface{ SetReadDeadline(time.Time) error }
 }
 
 // Read returns the next frame from the worker.
@@ -103,6 +106,7 @@ func (e *BootError) Error() string {
 type hello struct {
 	PID   int    `json:"pid"`
 	Token string `json:"token,omitempty"`
+	Waits bool   `json:"waits,omitempty"`
 }
 
 // helloMax bounds the handshake answer, far below maxFrame, because on a socket
@@ -135,7 +139,7 @@ func workerEnv(cmd *exec.Cmd, relay, token string) []string {
 // be a CONTROL frame carrying its own pid. raw is the stream c reads from; on
 // success c gets its frame reader, bounded by maxFrame.
 func handshake(c *Conn, raw io.Reader, maxFrame uint32, deadline time.Time) (hello, error) {
-	msg, _ := json.Marshal(hello{PID: os.Getpid()})
+	msg, _ := json.Marshal(hello{PID: os.Getpid(), Waits: true})
 	if err := c.Write(frame.Append(nil, frame.Control|frame.JSON, 0, nil, msg)); err != nil {
 		return hello{}, &BootError{Reason: "cannot send the handshake: " + err.Error()}
 	}
@@ -159,6 +163,7 @@ func handshake(c *Conn, raw io.Reader, maxFrame uint32, deadline time.Time) (hel
 	}
 	c.r = frame.NewReader(raw, maxFrame)
 	c.PID = h.PID
+	c.Waits = h.Waits
 	return h, nil
 }
 

@@ -2,7 +2,8 @@
 // A worker built on the real SDK in Fiber mode (FERRY_FIBERS=1): jobs that wait
 // on the loop overlap. "sleep:<ms>" waits then answers; "probe:<ms>" answers the
 // highest number of jobs seen running at once; "hold:<file>" answers once <file>
-// exists; "crash" exits; "pid" answers the pid.
+// exists; "block:<file>" does the same without suspending (the worker is busy, as on
+// CPU work); "crash" exits; "pid" answers the pid.
 declare(strict_types=1);
 
 require __DIR__ . '/../../../php/worker/autoload.php';
@@ -33,6 +34,12 @@ Worker::create()->run(static function (Payload $p, Job $job) use (&$active, &$pe
                     clearstatcache();
                 }
                 return new Payload('released', 'ctx');
+            case 'block':
+                while (!file_exists($arg)) {
+                    usleep(2000);
+                    clearstatcache();
+                }
+                return new Payload('unblocked', 'ctx');
             case 'probe':
                 Loop::sleep((int) $arg / 1000);
                 return new Payload((string) $peak, 'ctx');

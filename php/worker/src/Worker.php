@@ -48,6 +48,10 @@ final class Worker
     /** @var array<int, bool> jobs that sent answer parts => whether the server stopped them */
     private array $streams = [];
     public readonly int $maxConcurrency;
+    /** @internal jobs came since the server was last told that every job waits */
+    public bool $jobsSinceWaiting = false;
+    /** both sides agreed in the handshake that this Fiber worker reports its waits */
+    private bool $reportsWaits = false;
 
     public function __construct(
         private readonly RelayInterface $relay,
@@ -150,6 +154,11 @@ final class Worker
         $answer = ['pid' => getmypid()];
         if ($this->token !== null) {
             $answer['token'] = $this->token;
+        }
+        if ($this->fibers && !empty($hello['waits'])) {
+            // We say when every job we run is waiting, so the server may hold jobs while we are busy.
+            $this->reportsWaits = true;
+            $answer['waits'] = true;
         }
         $this->relay->write(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode($answer)));
         $this->dispatch($this->parser->drain());
@@ -499,6 +508,7 @@ final class Worker
         foreach ($frames as $frame) {
             if (($frame->flags & Frame::CONTROL) === 0) {
                 $this->jobs->enqueue($frame);
+                $this->jobsSinceWaiting = $this->reportsWaits;
                 continue;
             }
             if (($frame->streamFlags & Frame::STOP) !== 0) {

@@ -37,6 +37,33 @@ final class FiberModeTest extends TestCase
         self::assertSame(['0.02|<2::2>', '0.2|<3::3>', '0.4|<1::1>'], array_map(static fn (Frame $f) => $f->payload, $answers));
     }
 
+    public function testWorkerSaysWhenEveryJobWaitsIfTheServerAsks(): void
+    {
+        // The server holds jobs for a Fiber worker busy on CPU; it must learn when all
+        // the worker runs is suspended, or those jobs would wait for the suspended ones.
+        $worker = new WorkerProcess(self::FIBER);
+        self::assertTrue($worker->handshake(['waits' => true])['waits'] ?? false);
+        $worker->send(WorkerProcess::job(1, '0.2'));
+        $report = $worker->readFrames(1, 1.0)[0];
+        self::assertSame(Frame::CONTROL | Frame::JSON, $report->flags);
+        self::assertSame('{"waiting":true}', $report->payload);
+        // Once per batch of jobs: the next job brings one more report, then the answers.
+        $worker->send(WorkerProcess::job(2, '0.05'));
+        $frames = $worker->readFrames(3);
+        self::assertSame('{"waiting":true}', $frames[0]->payload);
+        self::assertSame([2, 1], self::ids(\array_slice($frames, 1)));
+    }
+
+    public function testNoWaitReportsForAServerThatDidNotAsk(): void
+    {
+        $worker = new WorkerProcess(self::FIBER);
+        self::assertArrayNotHasKey('waits', $worker->handshake());
+        $worker->send(WorkerProcess::job(1, '0.1') . WorkerProcess::job(2, '0'));
+        $frames = $worker->readFrames(2);
+        self::assertSame([2, 1], self::ids($frames));
+        self::assertSame([Frame::CODEC_RAW, Frame::CODEC_RAW], array_map(static fn (Frame $f): int => $f->flags, $frames));
+    }
+
     public function testMaxConcurrencyOneRunsJobsInArrivalOrder(): void
     {
         $worker = new WorkerProcess(self::FIBER, ['FERRY_MAX_CONCURRENCY' => '1']);

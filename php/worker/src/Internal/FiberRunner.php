@@ -63,6 +63,13 @@ final class FiberRunner
                     $this->failStuckJobs();
                     continue;
                 }
+                if ($this->active !== [] && $this->worker->jobsSinceWaiting) {
+                    // The server holds new jobs while we run what it sent: every job we
+                    // have is suspended now, so they may come.
+                    $this->worker->jobsSinceWaiting = false;
+                    $this->worker->queueAnswer(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], '{"waiting":true}'));
+                    $this->worker->flush();
+                }
                 $pool->trim();
                 $this->loop->tick();
                 $this->rethrowRelayFailure();

@@ -112,9 +112,13 @@ final class WorkerProcess
     /**
      * @return array<string, mixed> the worker's handshake reply
      */
-    public function handshake(): array
+    /**
+     * @param array<string, mixed> $extra more keys of the server's hello (e.g. waits)
+     * @return array<string, mixed> the worker's answer
+     */
+    public function handshake(array $extra = []): array
     {
-        $this->send(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode(['pid' => getmypid()])));
+        $this->send(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode(['pid' => getmypid()] + $extra)));
         $reply = $this->readFrames(1)[0];
         if ($reply->flags !== (Frame::CONTROL | Frame::JSON)) {
             throw new \RuntimeException(sprintf('handshake reply has flags 0x%02x', $reply->flags));
