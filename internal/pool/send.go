@@ -201,11 +201,13 @@ func (w *Worker) encodeLocked() []byte {
 			w.order = append(w.order, j.id)
 		}
 	}
-	w.sent += n
-	w.addUnsent(-n)
-	if n > 0 && !seq && w.conn.Waits {
+	// Only a worker with at most one job left was written to at once because it
+	// is idle: one with more has suspended jobs and reads while they wait.
+	if n > 0 && !seq && w.conn.Waits && w.sent <= 1 {
 		w.busy = true
 	}
+	w.sent += n
+	w.addUnsent(-n)
 	rest := copy(w.pending, w.pending[n:])
 	clear(w.pending[rest:])
 	w.pending = w.pending[:rest]

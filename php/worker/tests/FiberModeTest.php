@@ -54,6 +54,20 @@ final class FiberModeTest extends TestCase
         self::assertSame([2, 1], self::ids(\array_slice($frames, 1)));
     }
 
+    public function testNoWaitReportForJobsThatCameWhileOthersWaited(): void
+    {
+        // The server holds jobs only for a worker it found with at most one job: jobs
+        // sent while two wait were not held, so nothing needs to be said about them.
+        $worker = new WorkerProcess(self::FIBER);
+        $worker->handshake(['waits' => true]);
+        $worker->send(WorkerProcess::job(1, '0.4') . WorkerProcess::job(2, '0.4'));
+        self::assertSame('{"waiting":true}', $worker->readFrames(1, 1.0)[0]->payload);
+        $worker->send(WorkerProcess::job(3, '0.05'));
+        $frames = $worker->readFrames(3);
+        self::assertSame([3, 1, 2], self::ids($frames));
+        self::assertSame([Frame::CODEC_RAW, Frame::CODEC_RAW, Frame::CODEC_RAW], array_map(static fn (Frame $f): int => $f->flags, $frames));
+    }
+
     public function testNoWaitReportsForAServerThatDidNotAsk(): void
     {
         $worker = new WorkerProcess(self::FIBER);

@@ -131,8 +131,12 @@ final class FiberRunner
         if ($want && $this->readerId === null) {
             $worker = $this->worker;
             $this->reader ??= function () use ($worker): void {
+                // Jobs written while more than one of ours was in flight were not held
+                // for us (the server only holds for a worker it found idle): no report is due.
+                $due = $worker->jobsSinceWaiting || \count($this->active) <= 1;
                 try {
                     $worker->receive();
+                    $worker->jobsSinceWaiting = $worker->jobsSinceWaiting && $due;
                 } catch (\Throwable $e) {
                     // Not for the loop's error handler: nobody could go on reading after this.
                     $this->relayFailure ??= $e;
