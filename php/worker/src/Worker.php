@@ -305,6 +305,12 @@ final class Worker
         $this->dispatch($this->parser->drain());
     }
 
+    /** @internal whether part of a frame has been read and the rest has not */
+    public function partialFrame(): bool
+    {
+        return $this->parser->buffered() > 0;
+    }
+
     /** @internal */
     public function nextJob(): ?Frame
     {

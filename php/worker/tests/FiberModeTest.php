@@ -68,6 +68,20 @@ final class FiberModeTest extends TestCase
         self::assertSame([Frame::CODEC_RAW, Frame::CODEC_RAW, Frame::CODEC_RAW], array_map(static fn (Frame $f): int => $f->flags, $frames));
     }
 
+    public function testWaitReportForAJobWhoseFrameBeganInAnEarlierRead(): void
+    {
+        // Its write may have found the worker idle, so the server may be holding jobs.
+        $worker = new WorkerProcess(self::FIBER);
+        $worker->handshake(['waits' => true]);
+        $third = WorkerProcess::job(3, '0.05');
+        $worker->send(WorkerProcess::job(1, '0.4') . WorkerProcess::job(2, '0.4') . substr($third, 0, 10));
+        self::assertSame('{"waiting":true}', $worker->readFrames(1, 1.0)[0]->payload);
+        $worker->send(substr($third, 10));
+        $frames = $worker->readFrames(4);
+        self::assertSame('{"waiting":true}', $frames[0]->payload);
+        self::assertSame([3, 1, 2], self::ids(\array_slice($frames, 1)));
+    }
+
     public function testNoWaitReportsForAServerThatDidNotAsk(): void
     {
         $worker = new WorkerProcess(self::FIBER);

@@ -132,8 +132,10 @@ final class FiberRunner
             $worker = $this->worker;
             $this->reader ??= function () use ($worker): void {
                 // Jobs written while more than one of ours was in flight were not held
-                // for us (the server only holds for a worker it found idle): no report is due.
-                $due = $worker->jobsSinceWaiting || \count($this->active) <= 1;
+                // for us (the server only holds for a worker it found idle): no report is
+                // due. A frame begun in an earlier read may be from a write that was, so
+                // then one is.
+                $due = $worker->jobsSinceWaiting || \count($this->active) <= 1 || $worker->partialFrame();
                 try {
                     $worker->receive();
                     $worker->jobsSinceWaiting = $worker->jobsSinceWaiting && $due;
