@@ -204,14 +204,20 @@ def descendants(pid):
 TICK = 1 / os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pids):
-    """User + system CPU time of pids so far; a process that is gone counts 0."""
-    total = 0
+def cpu_split(pids):
+    """(user, system) CPU seconds of pids so far; a process that is gone counts 0."""
+    user = system = 0
     for pid in pids:
         fields = stat_fields(pid)
         if fields:
-            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
-    return total * TICK
+            user += int(fields[11])  # utime, stime: fields 14 and 15 of stat
+            system += int(fields[12])
+    return user * TICK, system * TICK
+
+
+def cpu_seconds(pids):
+    """User + system CPU time of pids so far; a process that is gone counts 0."""
+    return sum(cpu_split(pids))
 
 
 def rss_kib(pid):

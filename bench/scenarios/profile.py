@@ -16,7 +16,7 @@ import threading
 import time
 
 from lib import httpbench, report, wrk
-from lib.proc import TICK, stat_fields
+from lib.proc import cpu_split
 from lib.systems import Ferry
 from scenarios.hello import check_hello
 
@@ -89,16 +89,6 @@ def fetch_profile(sock, seconds, dest):
         f.write(body)
 
 
-def user_sys(pids):
-    u = s = 0.0
-    for pid in pids:
-        f = stat_fields(pid)
-        if f:
-            u += int(f[11]) * TICK
-            s += int(f[12]) * TICK
-    return u, s
-
-
 def perf_stat(pids, seconds):
     """Starts `perf stat` on pids for seconds; the returned function gives
     {syscalls, context-switches} or {} without perf (or without permission)."""
@@ -125,15 +115,15 @@ def measure(ctx, s, seconds, round_no):
     prof = ctx.path("profile", f"{s.key}-{round_no}.pprof")
     box = {}
     grab = threading.Thread(target=lambda: box.update(err=_try(fetch_profile, s.admin_socket, seconds, prof)))
-    fu0, fs0 = user_sys(front)
-    pu0, ps0 = user_sys(php)
+    fu0, fs0 = cpu_split(front)
+    pu0, ps0 = cpu_split(php)
     stats = perf_stat(php, seconds)
     fstats = perf_stat(front, seconds)
     grab.start()
     res = wrk.run(s.url, seconds + 1, ctx.connections, ctx.threads)
     grab.join()
-    fu1, fs1 = user_sys(front)
-    pu1, ps1 = user_sys(php)
+    fu1, fs1 = cpu_split(front)
+    pu1, ps1 = cpu_split(php)
     n = res["requests"]
     if box.get("err") or not n:
         raise RuntimeError(f"{s.label}: {box.get('err') or 'no requests'}")

@@ -130,7 +130,7 @@ func (w *Worker) writeLocked() {
 // leave with the next write its answers trigger.
 func (w *Worker) moreLocked() bool {
 	if w.pool.opt.Concurrent {
-		return !w.busy || len(w.extra) > 0
+		return !w.holdLocked() || len(w.extra) > 0
 	}
 	return w.sent == 0 || len(w.extra) > 0
 }

@@ -173,7 +173,7 @@ final class Worker
         while (true) {
             $frame = $this->nextJob();
             if ($frame !== null) {
-                $job = $this->prepare($frame, $this->capture);
+                $job = JobFrames::job($frame, $this->capture);
                 if (\is_string($job)) {
                     $this->outbox .= $job;
                     $this->flush();
@@ -197,7 +197,7 @@ final class Worker
      */
     public function respond(Payload|string $answer, ?int $id = null): void
     {
-        $this->answer($id, fn (int $id): string => $this->answerFrame($answer, $id));
+        $this->answer($id, fn (int $id): string => JobFrames::answer($answer, $id, $this->codec->maxPayload));
     }
 
     /**
@@ -321,14 +321,6 @@ final class Worker
     public function hasQueuedJobs(): bool
     {
         return !$this->jobs->isEmpty();
-    }
-
-    /**
-     * @internal Splits a job frame into a Job, or returns an ERROR frame if it is malformed.
-     */
-    public function prepare(Frame $frame, OutputCapture $capture): Job|string
-    {
-        return JobFrames::job($frame, $capture);
     }
 
     /**
@@ -499,11 +491,6 @@ final class Worker
     public static function describe(\Throwable $e): string
     {
         return $e::class . ': ' . $e->getMessage() . ' in ' . $e->getFile() . ':' . $e->getLine();
-    }
-
-    private function answerFrame(mixed $answer, int $id): string
-    {
-        return JobFrames::answer($answer, $id, $this->codec->maxPayload);
     }
 
     /**
