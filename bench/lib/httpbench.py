@@ -64,6 +64,17 @@ def start_all(ctx, systems, check):
     return ok, errors
 
 
+def compare_pair(ctx, systems, check, **compare_args):
+    """Starts systems, loads them in alternation (compare()) and stops them. Returns
+    (results, errors): errors maps each system that did not start to why; results is None
+    when fewer than two started, since a pair is what the caller compares."""
+    started, errors = start_all(ctx, systems, check)
+    try:
+        return (compare(ctx, started, **compare_args) if len(started) >= 2 else None), errors
+    finally:
+        stop_all(started)
+
+
 def stop_all(systems):
     for s in systems:
         try:

@@ -26,14 +26,9 @@ def run(ctx):
         Ferry(ctx, "ext-on", "Ferry, ext/ferry loaded", worker, php={"extension": so}),
         Ferry(ctx, "ext-off", "Ferry, pure PHP", worker, php={"extension": "off"}),
     ]
-    started, errors = httpbench.start_all(ctx, systems,
-                                          lambda s: check(s, "/", want_body=BODY, want_type="text/plain"))
-    try:
-        if len(started) < 2:
-            return sec.failed("not started: " + "; ".join(errors.values()))
-        results = httpbench.compare(ctx, started)
-    finally:
-        httpbench.stop_all(started)
+    results, errors = httpbench.compare_pair(ctx, systems, lambda s: check(s, "/", want_body=BODY, want_type="text/plain"))
+    if results is None:
+        return sec.failed("not started: " + "; ".join(errors.values()))
     report.http_table(sec, results)
     if not all(r["iterations"] for r in results.values()):
         return sec.failed("a system completed no measurement: see the table")
@@ -58,14 +53,11 @@ def framework_part(ctx, sec, so):
         Ferry(ctx, "fw-on", "framework app, ext/ferry loaded", app["worker"], php={"extension": so}),
         Ferry(ctx, "fw-off", "framework app, pure PHP", app["worker"], php={"extension": "off"}),
     ]
-    started, errors = httpbench.start_all(ctx, systems, lambda s: check(s, "/", want_type="text/html"))
-    try:
-        if len(started) < 2:
-            sec.add("- framework part not run: " + "; ".join(errors.values()))
-            return []
-        results = httpbench.compare(ctx, started, script=app["lua"])
-    finally:
-        httpbench.stop_all(started)
+    results, errors = httpbench.compare_pair(ctx, systems, lambda s: check(s, "/", want_type="text/html"),
+                                             script=app["lua"])
+    if results is None:
+        sec.add("- framework part not run: " + "; ".join(errors.values()))
+        return []
     sec.add("### The framework app", "",
             "`bench/apps/framework` as the framework scenario generates it, wrk walking its `paths.lua`.", "")
     report.http_table(sec, results)

@@ -26,13 +26,9 @@ def run(ctx):
                Ferry(ctx, "fibers", "Ferry, Fiber mode", worker, fibers=True)]
     systems += [Ferry(ctx, r.key, f"{r.label}, Fiber mode", r.path("examples", "hello", "worker.php"), revision=r,
                       fibers=True) for r in revs]
-    started, errors = httpbench.start_all(ctx, systems, hello.check_hello)
-    try:
-        if len(started) < 2:
-            return sec.failed("not enough systems started: " + "; ".join(errors.values()))
-        results = httpbench.compare(ctx, started)
-    finally:
-        httpbench.stop_all(started)
+    results, errors = httpbench.compare_pair(ctx, systems, hello.check_hello)
+    if results is None:
+        return sec.failed("not enough systems started: " + "; ".join(errors.values()))
     report.http_table(sec, results)
     report.cpu_table(sec, results)
     pairs = [("Fiber mode / sequential", "fibers", "sequential")]

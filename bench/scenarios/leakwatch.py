@@ -32,14 +32,10 @@ def run(ctx):
     ]
     rows, data = [], {}
     for name, path, script, systems, checker in groups:
-        started, errors = httpbench.start_all(ctx, systems, checker)
-        try:
-            if len(started) < 2:
-                sec.add(f"- **{name} not measured**: " + "; ".join(errors.values()))
-                continue
-            results = httpbench.compare(ctx, started, path=path, script=script)
-        finally:
-            httpbench.stop_all(started)
+        results, errors = httpbench.compare_pair(ctx, systems, checker, path=path, script=script)
+        if results is None:
+            sec.add(f"- **{name} not measured**: " + "; ".join(errors.values()))
+            continue
         report.http_table(sec, results)
         report.cpu_table(sec, results)
         ratio, on, off = httpbench.cpu_pairs(results, f"{name}-on", f"{name}-off")
