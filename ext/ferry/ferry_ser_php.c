@@ -9,6 +9,7 @@
 #endif
 
 #include "php.h"
+#include "zend_bitset.h"
 #include "php_ferry.h"
 #include "ferry_ser.h"
 
@@ -45,7 +46,11 @@ static int on_open(void *ctx, uint32_t count)
 	if (b->depth == FERRY_CONTEXT_MAX_DEPTH) {
 		return 1; /* ferry_ser.c keeps to max_depth: not reached */
 	}
-	array_init_size(&arr, count);
+	if (count == 0) {
+		ZVAL_EMPTY_ARRAY(&arr); /* as unserialize() does; nothing is stored in it */
+	} else {
+		array_init_size(&arr, count);
+	}
 	if (b->depth == 0) {
 		ZVAL_COPY_VALUE(b->root, &arr);
 		b->stack[b->depth++] = Z_ARRVAL(arr);
@@ -143,9 +148,9 @@ ZEND_FUNCTION(ferry_request_context)
  * Ferry\Ext\request_read(): Request::fromContext() for the usual request, the object built
  * here instead of through a 16-argument constructor call. Null whenever the PHP path has
  * something to do or to say: a context outside the subset, a field of another type
- * (fromContext() throws its ProtocolException), cookies PHP's rules would rewrite, a body
- * spooled to a file. The properties are found by name and type: a Request of another
- * shape is an Error, never a misplaced value.
+ * (fromContext() throws its ProtocolException), a field given twice, cookies PHP's rules
+ * would rewrite, a body spooled to a file. The properties are found by name and type: a
+ * Request of another shape is an Error, never a misplaced value.
  */
 typedef struct {
 	const char *name;
@@ -165,18 +170,33 @@ static const request_prop request_props[RP_COUNT] = {
 	{"bodyFile", MAY_BE_STRING | MAY_BE_NULL},
 };
 
-/* The context key for each property read from it, and its default when absent. */
-typedef struct {
-	int prop;
-	const char *key;
-	const char *default_string; /* NULL: an empty array, or false for parsed */
-} request_field;
-
-static const request_field request_fields[] = {
-	{RP_URI, "uri", "/"}, {RP_PATH, "path", "/"}, {RP_QUERY, "query", ""}, {RP_PROTOCOL, "protocol", "HTTP/1.1"},
-	{RP_REMOTE, "remote_addr", ""}, {RP_HOST, "host", ""}, {RP_HEADERS, "headers", NULL}, {RP_COOKIES, "cookies", NULL},
-	{RP_FORM, "form", NULL}, {RP_UPLOADS, "files", NULL}, {RP_PARSED, "parsed", NULL}, {RP_SCHEME, "scheme", "http"},
+/* fromContext()'s defaults for the string fields an absent key leaves. */
+static const struct {
+	const char *s;
+	uint8_t len;
+} string_defaults[RP_COUNT] = {
+	[RP_URI] = {"/", 1}, [RP_PATH] = {"/", 1}, [RP_QUERY] = {"", 0}, [RP_PROTOCOL] = {"HTTP/1.1", 8},
+	[RP_REMOTE] = {"", 0}, [RP_HOST] = {"", 0}, [RP_SCHEME] = {"http", 4},
 };
+
+/* The RP_ field a top-level key of the context names, -1 for any other key. */
+static int context_field(const char *p, size_t len)
+{
+	/* constant sizes: compiled to a compare or two, no call */
+#define KEY_IS(k) (memcmp(p, k, sizeof(k) - 1) == 0)
+	switch (len) {
+		case 3: return KEY_IS("uri") ? RP_URI : -1;
+		case 4: return KEY_IS("path") ? RP_PATH : KEY_IS("host") ? RP_HOST : KEY_IS("form") ? RP_FORM : -1;
+		case 5: return KEY_IS("query") ? RP_QUERY : KEY_IS("files") ? RP_UPLOADS : -1;
+		case 6: return KEY_IS("method") ? RP_METHOD : KEY_IS("scheme") ? RP_SCHEME : KEY_IS("parsed") ? RP_PARSED : -1;
+		case 7: return KEY_IS("headers") ? RP_HEADERS : KEY_IS("cookies") ? RP_COOKIES : -1;
+		case 8: return KEY_IS("protocol") ? RP_PROTOCOL : -1;
+		case 9: return KEY_IS("body_file") ? RP_BODY_FILE : -1;
+		case 11: return KEY_IS("remote_addr") ? RP_REMOTE : -1;
+		default: return -1;
+	}
+#undef KEY_IS
+}
 
 void ferry_class_cache_reset(void)
 {
@@ -241,94 +261,154 @@ static bool cookies_as_sent(HashTable *cookies)
 	return true;
 }
 
-/* The value for field f, or false when the PHP path must take the request. */
-static bool request_value(HashTable *c, const request_field *f, zval *out)
+static int skip_open(void *ctx, uint32_t count) { return 0; }
+static int skip_close(void *ctx) { return 0; }
+static int skip_str(void *ctx, const char *p, size_t len) { return 0; }
+static int skip_int(void *ctx, int64_t v) { return 0; }
+static int skip_bool(void *ctx, int v) { return 0; }
+
+/* A value no field takes: read, as the subset requires, and dropped. */
+static const ferry_ser_sink skip_sink = {skip_open, skip_close, skip_str, skip_int, skip_str, skip_int, skip_bool};
+
+/*
+ * The context read straight into the Request's property slots, only the array fields'
+ * values built as arrays. False leaves the request to the PHP path: the input outside
+ * the subset, a field of another type (fromContext() throws), a field given twice
+ * (unserialize() keeps the last), a body in a file, cookies decodeCookies() would change.
+ * *seen gets a bit per RP_ field written.
+ */
+static bool read_context(const uint8_t *p, const uint8_t *end, zend_object *obj, const uint32_t *offsets,
+	builder *nested, uint32_t *seen)
 {
-	zval *v = zend_hash_str_find(c, f->key, strlen(f->key));
-	uint32_t type = request_props[f->prop].type;
-	if (!v) {
-		if (f->default_string) {
-			ZVAL_STRING(out, f->default_string);
-		} else if (type == MAY_BE_BOOL) {
-			ZVAL_FALSE(out);
-		} else {
-			ZVAL_EMPTY_ARRAY(out);
-		}
-		return true;
-	}
-	bool ok = (type == MAY_BE_STRING && Z_TYPE_P(v) == IS_STRING)
-		|| (type == MAY_BE_ARRAY && Z_TYPE_P(v) == IS_ARRAY)
-		|| (type == MAY_BE_BOOL && (Z_TYPE_P(v) == IS_TRUE || Z_TYPE_P(v) == IS_FALSE));
-	if (!ok || (f->prop == RP_COOKIES && !cookies_as_sent(Z_ARRVAL_P(v)))) {
+	uint32_t count;
+	ferry_ser_status status;
+	if (!(p = ferry_ser_array_open(p, end, &count))) {
 		return false;
 	}
-	ZVAL_COPY(out, v);
-	return true;
+	for (uint32_t i = 0; i < count; i++) {
+		const uint8_t *next;
+		const char *s;
+		size_t len;
+		int64_t index;
+		int field = -1;
+		if ((next = ferry_ser_string(p, end, &s, &len)) != NULL) {
+			field = context_field(s, len);
+		} else if (!(next = ferry_ser_int(p, end, &index))) {
+			return false;
+		}
+		p = next;
+		if (field < 0) {
+			if (!(p = ferry_ser_value(p, end, FERRY_CONTEXT_MAX_DEPTH - 1, &skip_sink, NULL, &status))) {
+				return false;
+			}
+			continue;
+		}
+		if ((*seen & (1u << field)) || field == RP_BODY_FILE) {
+			return false;
+		}
+		*seen |= 1u << field;
+		zval *slot = OBJ_PROP(obj, offsets[field]);
+		int flag;
+		switch (request_props[field].type) {
+			case MAY_BE_STRING:
+				if (!(p = ferry_ser_string(p, end, &s, &len))) {
+					return false;
+				}
+				ZVAL_STRINGL_FAST(slot, s, len);
+				break;
+			case MAY_BE_BOOL:
+				if (!(p = ferry_ser_bool(p, end, &flag))) {
+					return false;
+				}
+				ZVAL_BOOL(slot, flag);
+				break;
+			default:
+				/* an array: ferry_ser_value() would take a scalar too */
+				if (end - p < 2 || p[0] != 'a') {
+					return false;
+				}
+				nested->root = slot;
+				if (!(p = ferry_ser_value(p, end, FERRY_CONTEXT_MAX_DEPTH - 1, &builder_sink, nested, &status))
+					|| (field == RP_COOKIES && !cookies_as_sent(Z_ARRVAL_P(slot)))) {
+					return false;
+				}
+				break;
+		}
+	}
+	return end - p == 1 && *p == '}';
+}
+
+/* 1: *out is the Request; 0: the PHP path must take it (out untouched); -1: an Error was thrown. */
+int ferry_request_build(const char *context, size_t context_len, zend_string *body, zval *out)
+{
+	uint32_t offsets[RP_COUNT];
+	zend_class_entry *ce = find_request_class(offsets);
+	if (!ce) {
+		return -1;
+	}
+	/* Built in place: a request left to the PHP path costs an object freed unseen. */
+	zval request;
+	if (object_init_ex(&request, ce) != SUCCESS) {
+		return -1;
+	}
+	zend_object *obj = Z_OBJ(request);
+	builder nested;
+	nested.depth = 0;
+	nested.key = NULL;
+	uint32_t seen = 0;
+	bool ok = read_context((const uint8_t *) context, (const uint8_t *) context + context_len,
+		obj, offsets, &nested, &seen);
+	if (nested.key) {
+		zend_string_release(nested.key);
+	}
+	if (!ok || !(seen & (1u << RP_METHOD))) {
+		/* No destructor for an object nobody saw; the slots not written hold nothing to release. */
+		zend_object_store_ctor_failed(obj);
+		zval_ptr_dtor(&request);
+		return 0;
+	}
+	uint32_t absent = ~seen & ((1u << RP_COUNT) - 1) & ~(1u << RP_BODY | 1u << RP_TIME | 1u << RP_BODY_FILE);
+	while (absent) {
+		int i = zend_ulong_ntz(absent);
+		absent &= absent - 1;
+		zval *slot = OBJ_PROP(obj, offsets[i]);
+		switch (request_props[i].type) {
+			case MAY_BE_STRING:
+				ZVAL_STRINGL_FAST(slot, string_defaults[i].s, string_defaults[i].len);
+				break;
+			case MAY_BE_ARRAY:
+				ZVAL_EMPTY_ARRAY(slot);
+				break;
+			default:
+				ZVAL_FALSE(slot); /* parsed */
+				break;
+		}
+	}
+	ZVAL_STR_COPY(OBJ_PROP(obj, offsets[RP_BODY]), body);
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	/* microtime(true), which the constructor call is given */
+	ZVAL_DOUBLE(OBJ_PROP(obj, offsets[RP_TIME]), (double) (tv.tv_sec + tv.tv_usec / 1000000.00));
+	ZVAL_NULL(OBJ_PROP(obj, offsets[RP_BODY_FILE]));
+	ZVAL_COPY_VALUE(out, &request);
+	return 1;
 }
 
 ZEND_FUNCTION(ferry_request_read)
 {
 	zend_string *context;
 	zend_string *body;
-	uint32_t offsets[RP_COUNT];
 
 	ZEND_PARSE_PARAMETERS_START(2, 2)
 		Z_PARAM_STR(context)
 		Z_PARAM_STR(body)
 	ZEND_PARSE_PARAMETERS_END();
 
-	zend_class_entry *ce = find_request_class(offsets);
-	if (!ce) {
+	int built = ferry_request_build(ZSTR_VAL(context), ZSTR_LEN(context), body, return_value);
+	if (built < 0) {
 		RETURN_THROWS();
 	}
-	builder b = {0};
-	zval c;
-	ZVAL_UNDEF(&c);
-	b.root = &c;
-	ferry_ser_status status = ferry_ser_read_array((const uint8_t *) ZSTR_VAL(context), ZSTR_LEN(context),
-		FERRY_CONTEXT_MAX_DEPTH, &builder_sink, &b);
-	if (b.key) {
-		zend_string_release(b.key);
-	}
-	if (status != FERRY_SER_OK) {
-		zval_ptr_dtor(&c);
+	if (built == 0) {
 		RETURN_NULL();
-	}
-	HashTable *ht = Z_ARRVAL(c);
-	zval *method = zend_hash_str_find(ht, "method", sizeof("method") - 1);
-	if (!method || Z_TYPE_P(method) != IS_STRING || zend_hash_str_exists(ht, "body_file", sizeof("body_file") - 1)) {
-		zval_ptr_dtor(&c);
-		RETURN_NULL();
-	}
-	zval values[RP_COUNT];
-	size_t n = sizeof(request_fields) / sizeof(request_fields[0]);
-	size_t done = 0;
-	for (; done < n; done++) {
-		if (!request_value(ht, &request_fields[done], &values[request_fields[done].prop])) {
-			break;
-		}
-	}
-	if (done < n) {
-		for (size_t i = 0; i < done; i++) {
-			zval_ptr_dtor(&values[request_fields[i].prop]);
-		}
-		zval_ptr_dtor(&c);
-		RETURN_NULL();
-	}
-	ZVAL_COPY(&values[RP_METHOD], method);
-	ZVAL_STR_COPY(&values[RP_BODY], body);
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	/* microtime(true), which the constructor call is given */
-	ZVAL_DOUBLE(&values[RP_TIME], (double) (tv.tv_sec + tv.tv_usec / 1000000.00));
-	ZVAL_NULL(&values[RP_BODY_FILE]);
-	zval_ptr_dtor(&c);
-
-	object_init_ex(return_value, ce);
-	zend_object *obj = Z_OBJ_P(return_value);
-	for (int i = 0; i < RP_COUNT; i++) {
-		zval *slot = OBJ_PROP(obj, offsets[i]);
-		/* Uninitialised typed slots: nothing to release. */
-		ZVAL_COPY_VALUE(slot, &values[i]);
 	}
 }

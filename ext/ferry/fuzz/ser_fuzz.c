@@ -5,7 +5,9 @@
  *  - every string handed to the sink lies inside the input;
  *  - keys and values alternate, arrays open and close in pairs, never deeper than
  *    max_depth, and each closes after exactly the count it announced;
- *  - OK means all of that held to the last byte; an abort is reported as such.
+ *  - OK means all of that held to the last byte; an abort is reported as such;
+ *  - the step-wise readers, walking the top level as the request builder does
+ *    (ferry_ser_php.c), accept exactly what ferry_ser_read_array() accepts.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -135,6 +137,65 @@ static int on_val_bool(void *ctx, int v)
 
 static const ferry_ser_sink sink = {on_open, on_close, on_key_str, on_key_int, on_val_str, on_val_int, on_val_bool};
 
+/* One step's end: after p, inside the input. */
+static const uint8_t *stepped(checker *c, const uint8_t *p, const uint8_t *next)
+{
+	CHECK(next == NULL || (next > p && next <= c->buf + c->len));
+	return next;
+}
+
+/*
+ * The request builder's walk: keys and scalar values through the inline readers, any
+ * other value through ferry_ser_value() (to a checker of its own: each value is a
+ * document of its own there). 1 when it reads the whole input.
+ */
+static int walk(const uint8_t *buf, size_t len, unsigned max_depth)
+{
+	checker top;
+	memset(&top, 0, sizeof(top));
+	top.buf = buf;
+	top.len = len;
+	const uint8_t *p = buf, *end = buf + len;
+	uint32_t count;
+	if (max_depth == 0 || !(p = stepped(&top, p, ferry_ser_array_open(p, end, &count)))) {
+		return 0;
+	}
+	CHECK((uint64_t) count * 8 <= len);
+	for (uint32_t i = 0; i < count; i++) {
+		const uint8_t *next;
+		const char *s;
+		size_t n;
+		int64_t v;
+		int b;
+		if ((next = stepped(&top, p, ferry_ser_string(p, end, &s, &n))) != NULL) {
+			inside(&top, s, n);
+		} else if (!(next = stepped(&top, p, ferry_ser_int(p, end, &v)))) {
+			return 0;
+		}
+		p = next;
+		if ((next = stepped(&top, p, ferry_ser_string(p, end, &s, &n))) != NULL) {
+			inside(&top, s, n);
+		} else if ((next = stepped(&top, p, ferry_ser_bool(p, end, &b))) != NULL) {
+			CHECK(b == 0 || b == 1);
+		} else {
+			checker c;
+			ferry_ser_status st;
+			memset(&c, 0, sizeof(c));
+			c.buf = buf;
+			c.len = len;
+			c.max_depth = max_depth - 1;
+			next = stepped(&top, p, ferry_ser_value(p, end, max_depth - 1, &sink, &c, &st));
+			CHECK((next != NULL) == (st == FERRY_SER_OK) && st != FERRY_SER_ABORTED);
+			if (!next) {
+				return 0;
+			}
+			CHECK(c.depth == 0 && c.calls > 0);
+		}
+		p = next;
+	}
+	return end - p == 1 && *p == '}';
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1) {
@@ -154,6 +215,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!c.aborted && c.depth == 0 && c.calls > 0);
 	}
 	CHECK((st == FERRY_SER_ABORTED) == (c.aborted != 0));
+	if (!c.aborted) {
+		CHECK(walk(buf, c.len, c.max_depth) == (st == FERRY_SER_OK));
+	}
 	free(buf);
 	return 0;
 }

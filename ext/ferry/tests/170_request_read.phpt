@@ -66,6 +66,46 @@ foreach ([
     'int parsed' => [serialize(['method' => 'GET', 'parsed' => 1]), ''],
     'not the subset' => [serialize(['method' => 'GET', 'x' => 1.5]), ''],
     'garbage' => ['nope', ''],
+    // The top level is read field by field: what else it may hold, and what it may not.
+    'unknown keys' => [serialize([7 => 'int key', 'method' => 'GET', '5' => ['numeric' => [true, -1]], 'x' => '',
+        'Method' => 'POST', 'uri ' => 'x', 'extra' => false]), ''],
+    'method last' => [serialize(['headers' => ['A' => ['1', '2'], 'B' => []], 'cookies' => [], 'method' => 'DELETE']), ''],
+    'parsed false' => [serialize(['method' => 'GET', 'parsed' => false, 'form' => [], 'files' => []]), ''],
+    'defaults spelled out' => [serialize(['method' => 'GET', 'uri' => '/', 'path' => '/', 'query' => '', 'protocol' => 'HTTP/1.1',
+        'remote_addr' => '', 'host' => '', 'scheme' => 'http', 'headers' => [], 'cookies' => [], 'form' => [], 'files' => [],
+        'parsed' => false]), ''],
+    'depth 16 in an unknown key' => ['a:2:{s:6:"method";s:3:"GET";s:1:"x";' . str_repeat('a:1:{i:0;', 14) . 'a:0:{}'
+        . str_repeat('}', 14) . '}', ''],
+    'depth 16 in headers' => ['a:2:{s:6:"method";s:3:"GET";s:7:"headers";' . str_repeat('a:1:{i:0;', 14) . 'a:0:{}'
+        . str_repeat('}', 14) . '}', ''],
+    'depth 17 in an unknown key' => ['a:2:{s:6:"method";s:3:"GET";s:1:"x";' . str_repeat('a:1:{i:0;', 15) . 'a:0:{}'
+        . str_repeat('}', 15) . '}', ''],
+    'depth 17 in headers' => ['a:2:{s:6:"method";s:3:"GET";s:7:"headers";' . str_repeat('a:1:{i:0;', 15) . 'a:0:{}'
+        . str_repeat('}', 15) . '}', ''],
+    'float in an unknown key' => [serialize(['method' => 'GET', 'x' => [1.5]]), ''],
+    'method twice' => ['a:2:{s:6:"method";s:3:"GET";s:6:"method";s:4:"POST";}', ''],
+    'headers twice' => ['a:3:{s:6:"method";s:3:"GET";s:7:"headers";a:0:{}s:7:"headers";a:1:{s:1:"A";a:0:{}}}', ''],
+    'header key twice' => ['a:2:{s:6:"method";s:3:"GET";s:7:"headers";a:2:{s:1:"A";a:1:{i:0;s:1:"x";}s:1:"A";a:1:{i:0;s:1:"y";}}}', ''],
+    'unknown key twice' => ['a:3:{s:6:"method";s:3:"GET";s:1:"x";i:1;s:1:"x";i:2;}', ''],
+    'body file of another type' => [serialize(['method' => 'GET', 'body_file' => 5]), ''],
+    'array method' => [serialize(['method' => ['GET']]), ''],
+    'int uri' => [serialize(['method' => 'GET', 'uri' => 1]), ''],
+    'bool host' => [serialize(['method' => 'GET', 'host' => true]), ''],
+    'string parsed' => [serialize(['method' => 'GET', 'parsed' => '1']), ''],
+    'bool form' => [serialize(['method' => 'GET', 'form' => false]), ''],
+    'int files' => [serialize(['method' => 'GET', 'files' => 0]), ''],
+    'string cookies' => [serialize(['method' => 'GET', 'cookies' => 'a=b']), ''],
+    'array cookie' => [serialize(['method' => 'GET', 'cookies' => ['a' => ['b']]]), ''],
+    'int cookie' => [serialize(['method' => 'GET', 'cookies' => ['a' => 1]]), ''],
+    'cookie name with NUL' => [serialize(['method' => 'GET', 'cookies' => ["a\0b" => 'x']]), ''],
+    'cookie name with space' => [serialize(['method' => 'GET', 'cookies' => ['a b' => 'x']]), ''],
+    'cookie name with [' => [serialize(['method' => 'GET', 'cookies' => ['a[b]' => 'x']]), ''],
+    'int cookie names' => [serialize(['method' => 'GET', 'cookies' => [5 => 'x', '-7' => 'y', '07' => 'z']]), ''],
+    'empty' => ['a:0:{}', ''],
+    'count too big' => ['a:2:{s:6:"method";s:3:"GET";}', ''],
+    'count too small' => ['a:1:{s:6:"method";s:3:"GET";s:1:"x";i:1;}', ''],
+    'trailing bytes' => [serialize(['method' => 'GET']) . ' ', ''],
+    'truncated' => [substr(serialize(['method' => 'GET']), 0, -1), ''],
 ] as $name => [$context, $body]) {
     echo "$name: ", $check($context, $body), "\n";
 }
@@ -112,6 +152,38 @@ string headers: null
 int parsed: null
 not the subset: null
 garbage: null
+unknown keys: same
+method last: same
+parsed false: same
+defaults spelled out: same
+depth 16 in an unknown key: same
+depth 16 in headers: same
+depth 17 in an unknown key: null
+depth 17 in headers: null
+float in an unknown key: null
+method twice: null
+headers twice: null
+header key twice: same
+unknown key twice: same
+body file of another type: null
+array method: null
+int uri: null
+bool host: null
+string parsed: null
+bool form: null
+int files: null
+string cookies: null
+array cookie: null
+int cookie: null
+cookie name with NUL: null
+cookie name with space: null
+cookie name with [: null
+int cookie names: same
+empty: null
+count too big: null
+count too small: null
+trailing bytes: null
+truncated: null
 string(1) "b"
 array(0) {
 }
