@@ -45,6 +45,7 @@ static PHP_RINIT_FUNCTION(ferry)
 static PHP_RSHUTDOWN_FUNCTION(ferry)
 {
 	ferry_sapi_rshutdown();
+	ferry_loop_rshutdown();
 	return SUCCESS;
 }
 

@@ -124,7 +124,11 @@ void ferry_sapi_rshutdown(void)
 ZEND_FUNCTION(ferry_request_begin)
 {
 	ZEND_PARSE_PARAMETERS_NONE();
+	ferry_request_start();
+}
 
+void ferry_request_start(void)
+{
 	ferry_session_reset();
 	ferry_reset_response();
 	FERRY_G(in_request) = true;
@@ -327,6 +331,40 @@ static void build_result(zval *result, bool powered_by)
 	add_assoc_zval(result, "headers", &headers);
 }
 
+/* request_end()'s work; *result stays undefined when an exception was thrown. */
+static void request_finish(zval *result, bool default_content_type, bool powered_by)
+{
+	ZVAL_UNDEF(result);
+	/* What FPM does at the end of every request: the default Content-Type and the
+	 * header_register_callback() callback happen in sapi_send_headers(). */
+	if (!SG(headers_sent)) {
+		if (!default_content_type) {
+			SG(sapi_headers).send_default_content_type = 0;
+		}
+		sapi_send_headers();
+	}
+	if (!EG(exception)) {
+		build_result(result, powered_by);
+	}
+	/* After the headers: a session write may fail and must not leave the state dirty. */
+	if (!EG(exception)) {
+		ferry_session_reset();
+	}
+	ferry_reset_response();
+	FERRY_G(in_request) = false;
+	if (EG(exception)) {
+		zval_ptr_dtor(result);
+		ZVAL_UNDEF(result);
+	}
+}
+
+bool ferry_request_finish(zval *result)
+{
+	request_finish(result, false, false);
+	return Z_TYPE_P(result) == IS_ARRAY && Z_TYPE(FERRY_G(plain_result)) == IS_ARRAY
+		&& Z_ARR_P(result) == Z_ARR(FERRY_G(plain_result));
+}
+
 ZEND_FUNCTION(ferry_request_end)
 {
 	bool default_content_type = true;
@@ -342,23 +380,7 @@ ZEND_FUNCTION(ferry_request_end)
 		zend_throw_error(NULL, "Ferry\\Ext\\request_end(): no request in progress, call request_begin() first");
 		RETURN_THROWS();
 	}
-	/* What FPM does at the end of every request: the default Content-Type and the
-	 * header_register_callback() callback happen in sapi_send_headers(). */
-	if (!SG(headers_sent)) {
-		if (!default_content_type) {
-			SG(sapi_headers).send_default_content_type = 0;
-		}
-		sapi_send_headers();
-	}
-	if (!EG(exception)) {
-		build_result(return_value, powered_by);
-	}
-	/* After the headers: a session write may fail and must not leave the state dirty. */
-	if (!EG(exception)) {
-		ferry_session_reset();
-	}
-	ferry_reset_response();
-	FERRY_G(in_request) = false;
+	request_finish(return_value, default_content_type, powered_by);
 	if (EG(exception)) {
 		RETURN_THROWS();
 	}

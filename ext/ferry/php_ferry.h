@@ -41,6 +41,13 @@ ZEND_TSRMLS_CACHE_EXTERN()
 void ferry_sapi_minit(void);
 void ferry_sapi_mshutdown(void);
 void ferry_sapi_rshutdown(void);
+/* request_begin(), and request_end(false, false) into *result (undefined after an
+ * exception); true when nothing was collected (status 200, no header, no phrase) */
+void ferry_request_start(void);
+bool ferry_request_finish(zval *result);
+
+/* ferry_loop.c */
+void ferry_loop_rshutdown(void);
 
 /* ferry_uploads.c */
 void ferry_forget_uploads(void);
@@ -53,5 +60,8 @@ void ferry_frame_minit(int module_number);
 
 /* ferry_ser_php.c: forgets the classes looked up during the request */
 void ferry_class_cache_reset(void);
+/* Request::fromContext() for the usual request: 1 built into *out, 0 the PHP path must
+ * take it, -1 an Error was thrown */
+int ferry_request_build(const char *context, size_t context_len, zend_string *body, zval *out);
 
 #endif

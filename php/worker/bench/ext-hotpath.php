@@ -16,7 +16,8 @@ declare(strict_types=1);
  * readable). On a shared machine, instruction counts are steadier than times: `loop` (or
  * `fiberloop`, or `handle` for HttpWorker::handle with an installed capture) as second
  * argument runs only that, once, so that bench/ext-instructions.sh can count it under
- * callgrind.
+ * callgrind; `fileloop` is the loop over a real relay (a file of jobs), where ext/ferry
+ * serves the jobs in its own loop.
  */
 
 require dirname(__DIR__) . '/autoload.php';
@@ -122,6 +123,20 @@ $loop = static function (bool $fibers = false) use ($n, $batch, $handshake, $job
     }
     (new HttpWorker(new Worker(new MemoryRelay($reads), fibers: $fibers, token: '')))->run($hello);
 };
+// The same loop over a real relay: jobs read from a file, answers written to /dev/null.
+// With ext/ferry this is its own loop (Ferry\Ext\http_serve()) unless FERRY_EXT_LOOP=0;
+// the first read's jobs are served by the PHP loop, so compare two request counts.
+$fileLoop = static function () use ($n, $batch, $handshake, $jobs, $hello): void {
+    $file = tempnam(sys_get_temp_dir(), 'ferry-jobs-');
+    file_put_contents($file, $handshake . str_repeat($jobs, intdiv($n + $batch - 1, $batch)));
+    $in = fopen($file, 'rb');
+    unlink($file);
+    (new HttpWorker(new Worker(new Ferry\Worker\Relay\StreamRelay($in, fopen('/dev/null', 'wb')), token: '')))->run($hello);
+};
+if ($only === 'fileloop') {
+    $fileLoop();
+    exit(0);
+}
 if ($only === 'handle') {
     $installed = new SyncCapture();
     $installed->install();
@@ -219,3 +234,4 @@ $time('HttpWorker::handle (installed capture)', $n, $handleEach($installed));
 fwrite(STDOUT, "whole loop (Worker::run over a memory relay, per request):\n");
 $time('HttpWorker::run', $n, $loop);
 $time('HttpWorker::run, Fiber mode', $n, static fn () => $loop(true));
+$time('HttpWorker::run, file relay' . ($ext && getenv('FERRY_EXT_LOOP') !== '0' ? ' (ext/ferry\'s loop)' : ''), $n, $fileLoop);

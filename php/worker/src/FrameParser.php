@@ -121,6 +121,20 @@ final class FrameParser
         return $frames;
     }
 
+    /**
+     * Removes and returns the bytes not parsed yet (the start of a frame), for a reader
+     * that goes on from them.
+     */
+    public function take(): string
+    {
+        $rest = $this->offset === 0 ? $this->buffer : substr($this->buffer, $this->offset);
+        $this->buffer = '';
+        $this->offset = 0;
+        $this->header = null;
+
+        return $rest;
+    }
+
     public function buffered(): int
     {
         return \strlen($this->buffer) - $this->offset;

@@ -10,6 +10,7 @@ use Ferry\Worker\Internal\FiberCapture;
 use Ferry\Worker\Internal\FiberRunner;
 use Ferry\Worker\Internal\JobFrames;
 use Ferry\Worker\Internal\LeakWatch;
+use Ferry\Worker\Internal\NativeLoop;
 use Ferry\Worker\Internal\OutputCapture;
 use Ferry\Worker\Internal\SyncCapture;
 use Ferry\Worker\Relay\RelayClosedException;
@@ -248,6 +249,21 @@ final class Worker
 
             return;
         }
+        $this->sequential($handler, null);
+    }
+
+    /**
+     * @internal run() for HttpWorker with ext/ferry's loop: while nothing but usual jobs
+     * arrive, $native serves them in C; everything else comes back here.
+     */
+    public function runNative(callable $handler, NativeLoop $native): void
+    {
+        $this->handshake();
+        $this->sequential($handler, $this->leaks === null ? $native : null);
+    }
+
+    private function sequential(callable $handler, ?NativeLoop $native): void
+    {
         $capture = $this->capture;
         $this->leaks?->serve($handler, $capture);
         $jobs = $this->jobs;
@@ -268,8 +284,43 @@ final class Worker
             if ($this->stopping || $this->closed) {
                 return;
             }
+            if ($native !== null && $this->serveNative($native)) {
+                continue;
+            }
             $this->receive();
         }
+    }
+
+    /** Lets ext/ferry serve jobs until one needs PHP; false when it read nothing for us. */
+    private function serveNative(NativeLoop $native): bool
+    {
+        [$rest, $status] = $native->serve($this->parser->take());
+        if ($status === NativeLoop::CLOSED) {
+            $this->closed = true;
+        }
+        if ($rest !== '') {
+            $this->parser->push($rest);
+            $this->dispatch($this->parser->drain());
+        }
+
+        return $status !== NativeLoop::READ_HERE;
+    }
+
+    /**
+     * @internal ext/ferry's loop ran job $job's handler and HttpWorker::resume() made its
+     * answer: what execute() and finish() do after the handler.
+     */
+    public function complete(Job $job, Payload $answer): void
+    {
+        try {
+            $frame = JobFrames::answer($answer, $job->payload->id, $this->codec->maxPayload);
+        } finally {
+            $rest = $this->capture->end($job);
+            if ($rest !== '') {
+                fwrite(STDERR, $rest);
+            }
+        }
+        $this->finish($job, $frame);
     }
 
     public function isStopping(): bool
@@ -281,6 +332,12 @@ final class Worker
     public function relay(): RelayInterface
     {
         return $this->relay;
+    }
+
+    /** @internal the largest frame payload either side may send */
+    public function maxPayload(): int
+    {
+        return $this->codec->maxPayload;
     }
 
     /** @internal */
@@ -430,6 +487,12 @@ final class Worker
         if (!$this->fibers && !$this->closed) {
             // In Fiber mode the runner reads while jobs run and dispatches the STOP.
             $in = $this->relay->readStream();
+            // Bytes ext/ferry's loop read ahead come before anything read here.
+            $ahead = NativeLoop::unread();
+            if ($ahead !== '') {
+                $this->parser->push($ahead);
+                $this->dispatch($this->parser->drain());
+            }
             $read = [$in];
             $write = $except = null;
             while (!$this->closed && @stream_select($read, $write, $except, 0) > 0) {

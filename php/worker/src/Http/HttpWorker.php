@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Ferry\Worker\Http;
 
 use Ferry\Worker\Internal\ExtRequest;
+use Ferry\Worker\Internal\NativeLoop;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Worker;
@@ -102,7 +103,14 @@ final class HttpWorker
     public function run(callable $handler): void
     {
         $handler = $handler(...);
-        $this->worker->run(fn (Payload $payload, Job $job): Payload => $this->handle($handler, $payload, $job));
+        $handle = fn (Payload $payload, Job $job): Payload => $this->handle($handler, $payload, $job);
+        if ($this->ext && !$this->globals && $this->script === null && NativeLoop::available($this->worker)) {
+            // ext/ferry runs the usual request itself and hands every other one to handle().
+            $this->worker->runNative($handle, new NativeLoop($this->worker, $this, $handler));
+
+            return;
+        }
+        $this->worker->run($handle);
     }
 
     /**
@@ -170,18 +178,7 @@ final class HttpWorker
                 $status = ($code === 200 || $code === false) && headers_list() === [] ? 200 : $this->phpStatus($result);
                 $response = self::toResponse($result, $status);
             }
-            $output = $job->takeOutput();
-            if ($response->getParts() !== null) {
-                return StreamedAnswer::send($this->worker, $response, $output, $job);
-            }
-            if ($output !== '' && $response->getFile() !== null) {
-                // The server sends the file as the whole body: nothing can go before it.
-                self::warnOnce('output-file', sprintf('%d bytes echoed by a handler that returned a file response were dropped', \strlen($output)));
-                $output = '';
-            }
-            // Echoed output happened before the handler returned, so it comes first,
-            // as it would under FPM where echo goes out before anything later.
-            $answer = new Payload($output === '' ? $response->body : $output . $response->body, $response->context());
+            $answer = $this->payload($response, $job);
         } catch (\Throwable $e) {
             $job->failed = true;
             $job->discardOutput();
@@ -195,6 +192,52 @@ final class HttpWorker
         }
 
         return $answer;
+    }
+
+    /**
+     * @internal The rest of handle() for a job whose handler ext/ferry's loop ran (NativeLoop)
+     * and whose outcome is not its usual case: $error if the handler threw, else $result and
+     * what PHP's request state collected ($php, from request_end()), or null when request_end()
+     * itself threw $error.
+     *
+     * @param array{status: int, reason?: string, headers: array<string, list<string>>}|null $php
+     */
+    public function resume(Job $job, mixed $result, ?array $php, ?\Throwable $error): Payload
+    {
+        try {
+            if ($error !== null) {
+                throw $error;
+            }
+            $answer = $this->payload(ExtRequest::answerWith($result, (array) $php), $job);
+        } catch (\Throwable $e) {
+            $job->failed = true;
+            $job->discardOutput();
+            $answer = $this->failure($e, $job->payload->id);
+        } finally {
+            StreamedAnswer::end(null);
+            ExtRequest::abandon();
+            $this->reset();
+        }
+
+        return $answer;
+    }
+
+    /** The answer for $response, after what the job echoed. */
+    private function payload(Response $response, Job $job): Payload
+    {
+        $output = $job->takeOutput();
+        if ($response->getParts() !== null) {
+            return StreamedAnswer::send($this->worker, $response, $output, $job);
+        }
+        if ($output !== '' && $response->getFile() !== null) {
+            // The server sends the file as the whole body: nothing can go before it.
+            self::warnOnce('output-file', sprintf('%d bytes echoed by a handler that returned a file response were dropped', \strlen($output)));
+            $output = '';
+        }
+
+        // Echoed output happened before the handler returned, so it comes first,
+        // as it would under FPM where echo goes out before anything later.
+        return new Payload($output === '' ? $response->body : $output . $response->body, $response->context());
     }
 
     /**

@@ -51,7 +51,17 @@ final class ExtRequest
         // an array the SDK's (HTML, JSON) stays unless the handler set one, as without
         // the extension.
         // expose_php's X-Powered-By is left out: the pure-PHP SDK never sends it either.
-        $php = \Ferry\Ext\request_end(false, false);
+        return self::answerWith($result, \Ferry\Ext\request_end(false, false));
+    }
+
+    /**
+     * answer() for the state request_end(false, false) returned.
+     *
+     * @param Response|string|array<mixed> $result
+     * @param array{status: int, reason?: string, headers: array<string, list<string>>} $php
+     */
+    public static function answerWith(mixed $result, array $php): Response
+    {
         if ($php['headers'] === [] && $php['status'] === 200 && !isset($php['reason'])) {
             // The usual request: PHP's header functions were not used, nothing to merge.
             return $result instanceof Response ? $result : HttpWorker::toResponse($result);

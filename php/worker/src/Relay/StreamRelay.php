@@ -126,6 +126,16 @@ final class StreamRelay implements RelayInterface
         return $this->in;
     }
 
+    /**
+     * @internal the stream answers are written to (ext/ferry's loop writes there itself)
+     *
+     * @return resource
+     */
+    public function writeStream()
+    {
+        return $this->out;
+    }
+
     public function usesStdout(): bool
     {
         return $this->stdout;

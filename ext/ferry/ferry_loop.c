@@ -1,0 +1,328 @@
+/*
+ * Ferry\Ext\http_serve(): php/worker's sequential loop (Worker::run()) and
+ * HttpWorker::handle() in C, for the usual request only.
+ *
+ * It reads the relay itself and serves each job frame whose request the extension can
+ * build (request_read()'s subset, no uploads): the handler is called as handle() calls it,
+ * and when its outcome is the usual one (a Response with a body, no output, nothing set
+ * through PHP's header functions, no hook) the answer frame is written here. Any other
+ * outcome is finished by HttpWorker::resume() through the $resume closure, so PHP stays the
+ * reference for everything but the plain case. Anything else (a control frame, another
+ * kind of job, a bad or oversized frame, state the PHP loop must see first) makes it return
+ * the bytes it has not served, and Worker::run() takes over until the next idle moment.
+ *
+ * The PHP properties it reads and sets are found by name once per call; a class of another
+ * shape is an Error, never a misplaced value.
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "php.h"
+#include "main/php_output.h"
+#include "main/php_streams.h"
+#include "zend_closures.h"
+#include "zend_exceptions.h"
+#include "php_ferry.h"
+#include "ferry_frame.h"
+#include "ferry_loop.h"
+
+/* What Worker::serveNative() is told (NativeLoop's constants). */
+#define SERVE_READ_HERE 0 /* nothing for PHP: Worker reads the relay itself */
+#define SERVE_HANDED 1    /* the returned bytes, or state PHP must look at */
+#define SERVE_CLOSED 2    /* the server closed the relay */
+
+#define LOOP_READ_SIZE 65536
+#define LOOP_BUFFER_SIZE (4 * LOOP_READ_SIZE)
+
+typedef struct {
+	zend_string *pending; /* what the PHP loop read of a frame: the buffer starts with it */
+	char *buf;
+	size_t start, end; /* unserved bytes are buf[start .. end) */
+	bool taken;        /* http_serve_unread() handed them to PHP: read no more */
+} loop_buffer;
+
+/* The running http_serve()'s bytes, for http_serve_unread(). */
+static loop_buffer *active;
+
+void ferry_loop_rshutdown(void)
+{
+	active = NULL;
+}
+
+static bool find_prop(zend_class_entry *ce, const char *name, uint32_t *offset)
+{
+	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, strlen(name));
+	if (!info || (info->flags & ZEND_ACC_STATIC)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): %s has no property $%s: php/worker is not the version "
+			"this extension was built for", ZSTR_VAL(ce->name), name);
+		return false;
+	}
+	*offset = info->offset;
+	return true;
+}
+
+static zend_class_entry *find_class(const char *name)
+{
+	zend_string *n = zend_string_init(name, strlen(name), 0);
+	zend_class_entry *ce = zend_lookup_class(n);
+	zend_string_release(n);
+	if (!ce && !EG(exception)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): class %s not found", name);
+	}
+	return ce;
+}
+
+static zval *find_static(zend_class_entry *ce, const char *name)
+{
+	zend_string *n = zend_string_init(name, strlen(name), 0);
+	/* They are private: read as the class itself would. */
+	zend_class_entry *scope = EG(fake_scope);
+	EG(fake_scope) = ce;
+	zval *slot = zend_std_get_static_property(ce, n, BP_VAR_W);
+	EG(fake_scope) = scope;
+	zend_string_release(n);
+	return slot;
+}
+
+static int stream_fd(zval *res)
+{
+	php_stream *stream = (php_stream *) zend_fetch_resource2(Z_RES_P(res), "stream", php_file_le_stream(),
+		php_file_le_pstream());
+	if (!stream) {
+		return -1;
+	}
+	/* Bytes PHP buffered would be read after ours. */
+	if (stream->writepos > stream->readpos) {
+		return -2;
+	}
+	int fd = -1;
+	if (php_stream_cast(stream, PHP_STREAM_AS_FD_FOR_SELECT | PHP_STREAM_CAST_INTERNAL, (void **) &fd, 0) != SUCCESS) {
+		return -2;
+	}
+	return fd;
+}
+
+static bool loop_init(ferry_loop *L)
+{
+	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
+	if (!find_prop(wce, "stopping", &L->w_stopping) || !find_prop(wce, "closed", &L->w_closed)
+		|| !find_prop(wce, "outbox", &L->w_outbox) || !find_prop(wce, "terminateHooks", &L->w_terminate)
+		|| !find_prop(wce, "streams", &L->w_streams) || !find_prop(hce, "resetHooks", &L->h_reset)) {
+		return false;
+	}
+	uint32_t c_capture;
+	if (!find_prop(wce, "capture", &c_capture)) {
+		return false;
+	}
+	zval *capture = OBJ_PROP(L->worker, c_capture);
+	if (Z_TYPE_P(capture) != IS_OBJECT) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): the worker has no output capture");
+		return false;
+	}
+	L->capture = Z_OBJ_P(capture);
+	zend_class_entry *cce = L->capture->ce;
+	if (!find_prop(cce, "job", &L->c_job) || !find_prop(cce, "refusals", &L->c_refusals)
+		|| !find_prop(cce, "flushed", &L->c_flushed) || !find_prop(cce, "level", &L->c_level)) {
+		return false;
+	}
+	zend_class_entry *streamed = find_class("Ferry\\Worker\\Http\\StreamedAnswer");
+	if (!streamed) {
+		return false;
+	}
+	L->running_worker = find_static(streamed, "worker");
+	L->running_id = find_static(streamed, "id");
+	if (!L->running_worker || !L->running_id) {
+		return false;
+	}
+	L->request_ce = find_class("Ferry\\Worker\\Http\\Request");
+	L->response_ce = find_class("Ferry\\Worker\\Http\\Response");
+	if (!L->request_ce || !L->response_ce) {
+		return false;
+	}
+	if (!find_prop(L->request_ce, "cookies", &L->r_cookies) || !find_prop(L->request_ce, "uploads", &L->r_uploads)
+		|| !find_prop(L->response_ce, "parts", &L->p_parts) || !find_prop(L->response_ce, "file", &L->p_file)
+		|| !find_prop(L->response_ce, "body", &L->p_body) || !find_prop(L->response_ce, "preset", &L->p_preset)
+		|| !find_prop(L->response_ce, "status", &L->p_status)
+		|| !(L->preset_contexts = find_static(L->response_ce, "presetContexts"))) {
+		return false;
+	}
+	L->context_fn = zend_hash_str_find_ptr(&L->response_ce->function_table, "context", sizeof("context") - 1);
+	if (!L->context_fn) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): Ferry\\Worker\\Http\\Response has no context()");
+		return false;
+	}
+	L->relay_exception = find_class("Ferry\\Worker\\Relay\\RelayException");
+	return L->relay_exception != NULL;
+}
+
+/* [bytes not served, status] */
+static void hand_back(zval *return_value, loop_buffer *b, int status)
+{
+	array_init_size(return_value, 2);
+	if (!b->buf) {
+		add_next_index_str(return_value, zend_string_copy(b->pending));
+	} else if (b->end > b->start) {
+		add_next_index_stringl(return_value, b->buf + b->start, b->end - b->start);
+	} else {
+		add_next_index_str(return_value, ZSTR_EMPTY_ALLOC());
+	}
+	add_next_index_long(return_value, status);
+}
+
+ZEND_FUNCTION(ferry_http_serve)
+{
+	zval *worker, *http, *handler, *resume_fn, *placeholder, *in, *out;
+	zend_string *pending;
+	zend_long max_payload;
+
+	ZEND_PARSE_PARAMETERS_START(9, 9)
+		Z_PARAM_OBJECT(worker)
+		Z_PARAM_OBJECT(http)
+		Z_PARAM_OBJECT_OF_CLASS(handler, zend_ce_closure)
+		Z_PARAM_OBJECT_OF_CLASS(resume_fn, zend_ce_closure)
+		Z_PARAM_OBJECT(placeholder)
+		Z_PARAM_RESOURCE(in)
+		Z_PARAM_RESOURCE(out)
+		Z_PARAM_LONG(max_payload)
+		Z_PARAM_STR(pending)
+	ZEND_PARSE_PARAMETERS_END();
+
+	loop_buffer b = {0};
+	b.pending = pending;
+	if (active) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): already serving");
+		RETURN_THROWS();
+	}
+	ferry_loop L = {0};
+	L.worker = Z_OBJ_P(worker);
+	L.http = Z_OBJ_P(http);
+	L.placeholder = Z_OBJ_P(placeholder);
+	L.max_payload = max_payload;
+	if (!loop_init(&L)) {
+		RETURN_THROWS();
+	}
+	L.in = stream_fd(in);
+	L.out = stream_fd(out);
+	if (L.in == -1 || L.out == -1) {
+		RETURN_THROWS();
+	}
+	if (L.in < 0 || L.out < 0 || !ferry_loop_worker_idle(&L) || !ferry_loop_capture_clean(&L)) {
+		hand_back(return_value, &b, SERVE_READ_HERE);
+		return;
+	}
+	if (zend_fcall_info_init(handler, 0, &L.handler, &L.handler_cache, NULL, NULL) != SUCCESS
+		|| zend_fcall_info_init(resume_fn, 0, &L.resume, &L.resume_cache, NULL, NULL) != SUCCESS) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): a closure is not callable");
+		RETURN_THROWS();
+	}
+	L.cookie_key = zend_string_init_interned("_COOKIE", sizeof("_COOKIE") - 1, 0);
+
+	if (ZSTR_LEN(pending) > 0) {
+		/* The start of a frame too large for the buffer stays with the PHP loop, uncopied. */
+		ferry_frame f;
+		ferry_frame_status st = ferry_frame_read((const uint8_t *) ZSTR_VAL(pending), ZSTR_LEN(pending),
+			(uint64_t) max_payload, &f);
+		if (st != FERRY_FRAME_NEED_MORE || f.size > LOOP_BUFFER_SIZE || ZSTR_LEN(pending) >= LOOP_BUFFER_SIZE) {
+			hand_back(return_value, &b, SERVE_READ_HERE);
+			return;
+		}
+	}
+	b.buf = emalloc(LOOP_BUFFER_SIZE);
+	memcpy(b.buf, ZSTR_VAL(pending), ZSTR_LEN(pending));
+	b.end = ZSTR_LEN(pending);
+	active = &b;
+	int status = SERVE_HANDED;
+	for (;;) {
+		size_t avail = b.end - b.start;
+		if (avail > 0) {
+			ferry_frame f;
+			ferry_frame_status st = ferry_frame_read((const uint8_t *) b.buf + b.start, avail, (uint64_t) max_payload, &f);
+			if (st == FERRY_FRAME_OK) {
+				if ((f.flags & FRAME_CONTROL) || f.option_count != 2 || f.options[0] > f.length || !ferry_loop_capture_clean(&L)) {
+					break; /* PHP's to dispatch */
+				}
+				const char *payload = b.buf + b.start + f.payload_offset;
+				size_t clen = f.options[0];
+				zend_string *body = f.length > clen ? zend_string_init(payload + clen, f.length - clen, 0)
+					: ZSTR_EMPTY_ALLOC();
+				size_t frame_start = b.start;
+				/* Consumed before the handler runs: what follows is what http_serve_unread() hands over. */
+				b.start += f.size;
+				ferry_job_outcome outcome = ferry_loop_serve_job(&L, f.options[1], payload, clen, body);
+				zend_string_release(body);
+				if (outcome == JOB_THROWN) {
+					efree(b.buf);
+					active = NULL;
+					RETURN_THROWS();
+				}
+				if (outcome == JOB_DECLINED) {
+					b.start = frame_start;
+					break;
+				}
+				if (b.taken || !ferry_loop_worker_idle(&L)) {
+					break;
+				}
+				continue;
+			}
+			if (st != FERRY_FRAME_NEED_MORE || f.size > LOOP_BUFFER_SIZE) {
+				break; /* a fault PHP's parser names, or a frame too large to hold here */
+			}
+		}
+		if (b.taken) {
+			break;
+		}
+		if (!ferry_loop_capture_clean(&L)) {
+			/* Output between jobs: SyncCapture::release() sends it to the log before PHP's read. */
+			if (avail == 0) {
+				status = SERVE_READ_HERE;
+			}
+			break;
+		}
+		if (b.start > 0) {
+			memmove(b.buf, b.buf + b.start, avail);
+			b.start = 0;
+			b.end = avail;
+		}
+		size_t room = LOOP_BUFFER_SIZE - b.end;
+		ssize_t n = read(L.in, b.buf + b.end, room < LOOP_READ_SIZE ? room : LOOP_READ_SIZE);
+		if (n > 0) {
+			b.end += (size_t) n;
+			continue;
+		}
+		if (n == 0) {
+			status = SERVE_CLOSED;
+			break;
+		}
+		if (errno == EINTR && !zend_atomic_bool_load_ex(&EG(vm_interrupt))) {
+			continue;
+		}
+		/* A signal for PHP to handle, or an error PHP's own read will name. */
+		if (avail == 0) {
+			status = SERVE_READ_HERE;
+		}
+		break;
+	}
+	active = NULL;
+	hand_back(return_value, &b, status);
+	efree(b.buf);
+}
+
+/* The bytes the running http_serve() read and has not served yet, which it then leaves to PHP. */
+ZEND_FUNCTION(ferry_http_serve_unread)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+
+	if (!active) {
+		RETURN_EMPTY_STRING();
+	}
+	active->taken = true;
+	if (active->end == active->start) {
+		RETURN_EMPTY_STRING();
+	}
+	RETVAL_STRINGL(active->buf + active->start, active->end - active->start);
+	active->start = active->end;
+}

@@ -1,0 +1,55 @@
+/*
+ * ext/ferry's worker loop (ferry_loop.c reads and dispatches, ferry_loop_job.c serves one
+ * job): what it found out about php/worker's classes once per http_serve() call.
+ */
+#ifndef FERRY_LOOP_H
+#define FERRY_LOOP_H
+
+#include "php.h"
+
+#define FRAME_CONTROL 0x01
+#define FRAME_CODEC_RAW 0x04
+
+typedef struct {
+	int in, out;
+	zend_long max_payload;
+	zend_object *worker, *http, *capture, *placeholder;
+	zend_fcall_info handler;
+	zend_fcall_info_cache handler_cache;
+	zend_fcall_info resume;
+	zend_fcall_info_cache resume_cache;
+	/* Worker */
+	uint32_t w_stopping, w_closed, w_outbox, w_terminate, w_streams;
+	/* HttpWorker */
+	uint32_t h_reset;
+	/* SyncCapture */
+	uint32_t c_job, c_refusals, c_flushed, c_level;
+	/* StreamedAnswer's static $worker and $id */
+	zval *running_worker, *running_id;
+	/* Request */
+	zend_class_entry *request_ce;
+	uint32_t r_cookies, r_uploads;
+	/* Response */
+	zend_class_entry *response_ce;
+	uint32_t p_parts, p_file, p_body, p_preset, p_status;
+	zend_function *context_fn;
+	/* Response::$presetContexts: status => preset Content-Type => answer context */
+	zval *preset_contexts;
+	zend_class_entry *relay_exception;
+	zend_string *cookie_key;
+} ferry_loop;
+
+typedef enum {
+	JOB_DONE,
+	JOB_DECLINED, /* untouched: the frame goes back to PHP */
+	JOB_THROWN    /* an exception (exit() among them) leaves the loop */
+} ferry_job_outcome;
+
+/* Nothing SyncCapture::begin() or release() would act on: no output since the last job. */
+bool ferry_loop_capture_clean(ferry_loop *L);
+/* Nothing the PHP loop would do between two jobs: no hooks, nothing queued, not stopping. */
+bool ferry_loop_worker_idle(ferry_loop *L);
+/* One job frame's request: built, handled and answered, or handed to HttpWorker::resume(). */
+ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *context, size_t clen, zend_string *body);
+
+#endif

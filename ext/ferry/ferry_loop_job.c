@@ -1,0 +1,285 @@
+/*
+ * One job of ext/ferry's worker loop (ferry_loop.c): HttpWorker::handle() and what
+ * Worker::run() does around it, for the usual request, in C.
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/uio.h>
+
+#include "php.h"
+#include "main/php_output.h"
+#include "zend_exceptions.h"
+#include "php_ferry.h"
+#include "ferry_frame.h"
+#include "ferry_loop.h"
+
+static void assign(zval *slot, zval *value)
+{
+	zval old;
+	ZVAL_COPY_VALUE(&old, slot);
+	ZVAL_COPY(slot, value);
+	zval_ptr_dtor(&old);
+}
+
+static void assign_null(zval *slot)
+{
+	zval null;
+	ZVAL_NULL(&null);
+	assign(slot, &null);
+}
+
+/* $_COOKIE = $value, as HttpWorker does before and after each request. */
+static void set_cookies(ferry_loop *L, zval *value)
+{
+	zval *slot = zend_hash_find(&EG(symbol_table), L->cookie_key);
+	if (slot && Z_TYPE_P(slot) == IS_INDIRECT) {
+		slot = Z_INDIRECT_P(slot);
+	}
+	if (slot) {
+		ZVAL_DEREF(slot);
+		if (Z_TYPE_P(slot) == IS_ARRAY && Z_TYPE_P(value) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(slot)) == 0
+			&& zend_hash_num_elements(Z_ARRVAL_P(value)) == 0) {
+			return; /* [] over []: the usual request has no cookie */
+		}
+		assign(slot, value);
+		return;
+	}
+	Z_TRY_ADDREF_P(value);
+	zend_hash_add_new(&EG(symbol_table), L->cookie_key, value);
+}
+
+static bool is_empty_array(zval *v)
+{
+	return Z_TYPE_P(v) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(v)) == 0;
+}
+
+/* What SyncCapture::begin() and release() would find nothing to do about. */
+bool ferry_loop_capture_clean(ferry_loop *L)
+{
+	zval *level = OBJ_PROP(L->capture, L->c_level);
+	zval *flushed = OBJ_PROP(L->capture, L->c_flushed);
+	return Z_TYPE_P(level) == IS_LONG && Z_LVAL_P(level) > 0 && php_output_get_level() == Z_LVAL_P(level)
+		&& OG(active) && OG(active)->buffer.used == 0 && Z_TYPE_P(flushed) == IS_STRING && Z_STRLEN_P(flushed) == 0;
+}
+
+/* Nothing the PHP loop would do between two jobs: no hooks, nothing queued, not stopping. */
+bool ferry_loop_worker_idle(ferry_loop *L)
+{
+	return Z_TYPE_P(OBJ_PROP(L->worker, L->w_stopping)) == IS_FALSE
+		&& Z_TYPE_P(OBJ_PROP(L->worker, L->w_closed)) == IS_FALSE
+		&& Z_TYPE_P(OBJ_PROP(L->worker, L->w_outbox)) == IS_STRING && Z_STRLEN_P(OBJ_PROP(L->worker, L->w_outbox)) == 0
+		&& is_empty_array(OBJ_PROP(L->worker, L->w_terminate)) && is_empty_array(OBJ_PROP(L->http, L->h_reset));
+}
+
+static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_string *body)
+{
+	uint32_t options[2] = {(uint32_t) ZSTR_LEN(context), id};
+	uint8_t head[FERRY_FRAME_MAX_HEADER];
+	size_t total = ZSTR_LEN(context) + ZSTR_LEN(body);
+	size_t head_len = ferry_frame_write_header(head, FRAME_CODEC_RAW, options, 2, (uint32_t) total, 0);
+	struct iovec iov[3] = {
+		{head, head_len}, {ZSTR_VAL(context), ZSTR_LEN(context)}, {ZSTR_VAL(body), ZSTR_LEN(body)}
+	};
+	struct iovec *v = iov;
+	int count = 3;
+	size_t written = 0;
+	total += head_len;
+	while (written < total) {
+		ssize_t n = writev(L->out, v, count);
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				struct pollfd p = {L->out, POLLOUT, 0};
+				(void) poll(&p, 1, -1);
+				continue;
+			}
+			zend_throw_exception_ex(L->relay_exception, 0, "relay write failed after %zu of %zu bytes: %s",
+				written, total, strerror(errno));
+			return false;
+		}
+		written += (size_t) n;
+		while (count > 0 && (size_t) n >= v->iov_len) {
+			n -= (ssize_t) v->iov_len;
+			v++;
+			count--;
+		}
+		if (count > 0) {
+			v->iov_base = (char *) v->iov_base + n;
+			v->iov_len -= (size_t) n;
+		}
+	}
+	return true;
+}
+
+/* The handler's outcome when it is not the plain case: HttpWorker::resume() finishes it. */
+static ferry_job_outcome resume(ferry_loop *L, uint32_t id, const char *context, size_t context_len, zend_string *body,
+	zval *result, zval *php, zend_object *error)
+{
+	zval args[6], retval;
+	ZVAL_LONG(&args[0], id);
+	ZVAL_STRINGL_FAST(&args[1], context, context_len);
+	ZVAL_STR(&args[2], body);
+	if (result) {
+		ZVAL_COPY_VALUE(&args[3], result);
+	} else {
+		ZVAL_NULL(&args[3]);
+	}
+	if (php && Z_TYPE_P(php) == IS_ARRAY) {
+		ZVAL_COPY_VALUE(&args[4], php);
+	} else {
+		ZVAL_NULL(&args[4]);
+	}
+	if (error) {
+		ZVAL_OBJ(&args[5], error);
+	} else {
+		ZVAL_NULL(&args[5]);
+	}
+	L->resume.params = args;
+	L->resume.param_count = 6;
+	L->resume.retval = &retval;
+	zend_call_function(&L->resume, &L->resume_cache);
+	zval_ptr_dtor(&args[1]);
+	zval_ptr_dtor(&retval);
+	return EG(exception) ? JOB_THROWN : JOB_DONE;
+}
+
+/* $response->context(), read from the cache that method fills when it has the answer already. */
+static void answer_context_of(ferry_loop *L, zend_object *response, zval *out)
+{
+	zval *preset = OBJ_PROP(response, L->p_preset);
+	zval *status = OBJ_PROP(response, L->p_status);
+	zval *cache = L->preset_contexts;
+	ZVAL_DEREF(cache);
+	if (Z_TYPE_P(preset) == IS_STRING && Z_TYPE_P(status) == IS_LONG && Z_TYPE_P(cache) == IS_ARRAY) {
+		zval *by_type = zend_hash_index_find(Z_ARRVAL_P(cache), (zend_ulong) Z_LVAL_P(status));
+		zval *context = by_type && Z_TYPE_P(by_type) == IS_ARRAY
+			? zend_symtable_find(Z_ARRVAL_P(by_type), Z_STR_P(preset)) : NULL;
+		if (context && Z_TYPE_P(context) == IS_STRING) {
+			ZVAL_COPY(out, context);
+			return;
+		}
+	}
+	zend_call_known_instance_method_with_0_params(L->context_fn, response, out);
+}
+
+/* Takes the pending exception, unless it is exit(), which must unwind on. */
+static zend_object *take_exception(void)
+{
+	zend_object *ex = EG(exception);
+	if (zend_is_unwind_exit(ex) || zend_is_graceful_exit(ex)) {
+		return NULL;
+	}
+	GC_ADDREF(ex);
+	zend_clear_exception();
+	return ex;
+}
+
+ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *context, size_t clen, zend_string *body)
+{
+	zval request;
+	int built = ferry_request_build(context, clen, body, &request);
+	if (built <= 0) {
+		if (built < 0) {
+			zend_clear_exception(); /* handle() throws it again, into a 500 answer */
+		}
+		return JOB_DECLINED;
+	}
+	zend_object *req = Z_OBJ(request);
+	if (req->ce != L->request_ce || !is_empty_array(OBJ_PROP(req, L->r_uploads))) {
+		zval_ptr_dtor(&request);
+		return JOB_DECLINED;
+	}
+
+	/* SyncCapture::begin(): output from here on is the job's. */
+	zval placeholder;
+	ZVAL_OBJ(&placeholder, L->placeholder);
+	assign(OBJ_PROP(L->capture, L->c_job), &placeholder);
+	zval zero;
+	ZVAL_LONG(&zero, 0);
+	assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
+	/* StreamedAnswer::begin(), for Response::earlyHints() */
+	zval worker, zid;
+	ZVAL_OBJ(&worker, L->worker);
+	ZVAL_LONG(&zid, id);
+	assign(L->running_worker, &worker);
+	assign(L->running_id, &zid);
+	/* session_start() takes the session id from $_COOKIE, as PHP fills it. */
+	set_cookies(L, OBJ_PROP(req, L->r_cookies));
+	ferry_request_start();
+
+	zval result;
+	L->handler.params = &request;
+	L->handler.param_count = 1;
+	L->handler.retval = &result;
+	zend_call_function(&L->handler, &L->handler_cache);
+	zval_ptr_dtor(&request);
+
+	ferry_job_outcome outcome;
+	zend_object *error;
+	if (EG(exception)) {
+		if (!(error = take_exception())) {
+			zval_ptr_dtor(&result);
+			return JOB_THROWN;
+		}
+		outcome = resume(L, id, context, clen, body, NULL, NULL, error);
+		OBJ_RELEASE(error);
+		zval_ptr_dtor(&result);
+		return outcome;
+	}
+	zval php;
+	bool plain = ferry_request_finish(&php);
+	if (EG(exception)) {
+		if (!(error = take_exception())) {
+			zval_ptr_dtor(&result);
+			return JOB_THROWN;
+		}
+		outcome = resume(L, id, context, clen, body, &result, NULL, error);
+		OBJ_RELEASE(error);
+		zval_ptr_dtor(&result);
+		return outcome;
+	}
+	zend_object *response = Z_TYPE(result) == IS_OBJECT ? Z_OBJ(result) : NULL;
+	zval answer_context;
+	ZVAL_UNDEF(&answer_context);
+	if (plain && response && response->ce == L->response_ce && Z_TYPE_P(OBJ_PROP(response, L->p_parts)) == IS_NULL
+		&& Z_TYPE_P(OBJ_PROP(response, L->p_file)) == IS_NULL && Z_TYPE_P(OBJ_PROP(response, L->p_body)) == IS_STRING
+		&& ferry_loop_capture_clean(L) && ferry_loop_worker_idle(L) && !zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->worker, L->w_streams)), id)) {
+		answer_context_of(L, response, &answer_context);
+	}
+	zend_string *out_body = Z_TYPE(answer_context) == IS_STRING ? Z_STR_P(OBJ_PROP(response, L->p_body)) : NULL;
+	if (!out_body || EG(exception)
+		|| (uint64_t) Z_STRLEN(answer_context) + ZSTR_LEN(out_body) > (uint64_t) L->max_payload) {
+		/* Everything else, an answer over the frame limit included, is PHP's to say. */
+		zval_ptr_dtor(&answer_context);
+		error = NULL;
+		if (EG(exception) && !(error = take_exception())) {
+			zval_ptr_dtor(&php);
+			zval_ptr_dtor(&result);
+			return JOB_THROWN;
+		}
+		outcome = resume(L, id, context, clen, body, &result, &php, error);
+		if (error) {
+			OBJ_RELEASE(error);
+		}
+		zval_ptr_dtor(&php);
+		zval_ptr_dtor(&result);
+		return outcome;
+	}
+	zval_ptr_dtor(&php);
+	/* StreamedAnswer::end(), HttpWorker::reset() ($_COOKIE = []), SyncCapture::end() */
+	assign_null(L->running_worker);
+	zval empty;
+	ZVAL_EMPTY_ARRAY(&empty);
+	set_cookies(L, &empty);
+	assign_null(OBJ_PROP(L->capture, L->c_job));
+	bool written = write_answer(L, id, Z_STR(answer_context), out_body);
+	zval_ptr_dtor(&answer_context);
+	zval_ptr_dtor(&result);
+	return written ? JOB_DONE : JOB_THROWN;
+}

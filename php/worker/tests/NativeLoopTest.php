@@ -1,0 +1,229 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Tests;
+
+use Ferry\Worker\Frame;
+use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Tests\Support\Http;
+use Ferry\Worker\Tests\Support\WorkerProcess;
+use PHPUnit\Framework\TestCase;
+
+/**
+ * ext/ferry's worker loop (Internal\NativeLoop, ext/ferry/ferry_loop.c) against the PHP
+ * loop it stands in for: the same frames, sent the same way to a real worker process
+ * with FERRY_EXT_LOOP=1 and with FERRY_EXT_LOOP=0, must bring the same answers, whatever
+ * the handler does and whatever else the server sends between jobs.
+ */
+final class NativeLoopTest extends TestCase
+{
+    private const FIXTURE = __DIR__ . '/fixtures/native-worker.php';
+
+    private static string $iniDir = '';
+
+    public static function setUpBeforeClass(): void
+    {
+        $so = \dirname(__DIR__, 3) . '/ext/ferry/.build/modules/ferry.so';
+        if (!is_file($so)) {
+            return;
+        }
+        self::$iniDir = sys_get_temp_dir() . '/ferry-native-ini-' . bin2hex(random_bytes(6));
+        mkdir(self::$iniDir);
+        file_put_contents(self::$iniDir . '/ferry.ini', "extension=$so\n");
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        if (self::$iniDir !== '') {
+            @unlink(self::$iniDir . '/ferry.ini');
+            @rmdir(self::$iniDir);
+            self::$iniDir = '';
+        }
+    }
+
+    protected function setUp(): void
+    {
+        if (self::$iniDir === '') {
+            if (getenv('FERRY_TEST_EXT') === '1') {
+                self::fail('ext/ferry/.build/modules/ferry.so is missing although FERRY_TEST_EXT=1');
+            }
+            self::markTestSkipped('ext/ferry is not built (make build-ext)');
+        }
+    }
+
+    private function worker(bool $native, string $relay = 'fds'): WorkerProcess
+    {
+        $worker = new WorkerProcess(self::FIXTURE, [
+            'PHP_INI_SCAN_DIR' => (getenv('PHP_INI_SCAN_DIR') ?: '') . PATH_SEPARATOR . self::$iniDir,
+            'FERRY_EXT_LOOP' => $native ? '1' : '0',
+            'FERRY_MAX_PAYLOAD' => (string) (1 << 20),
+        ], $relay);
+        $worker->send(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode(['pid' => getmypid()])));
+        self::assertSame(Frame::CONTROL | Frame::JSON, $worker->readFrames(1, self::timeout())[0]->flags);
+
+        return $worker;
+    }
+
+    private static function timeout(): float
+    {
+        return (float) (getenv('FERRY_TEST_TIMEOUT') ?: 10);
+    }
+
+    /**
+     * Sends each chunk once the answers the previous ones asked for have come, and returns
+     * every frame the worker wrote, by job id (0: control frames), in the order written.
+     *
+     * @param list<array{0: string, 1: int}> $chunks bytes, and how many final answers they complete
+     * @return array<int, list<string>>
+     */
+    private static function exchange(WorkerProcess $worker, array $chunks): array
+    {
+        $frames = [];
+        foreach ($chunks as [$bytes, $answers]) {
+            $worker->send($bytes);
+            while ($answers > 0) {
+                $frame = $worker->readFrames(1, self::timeout())[0];
+                $id = ($frame->flags & Frame::CONTROL) !== 0 ? 0 : ($frame->options[1] ?? -1);
+                $frames[$id][] = sprintf('flags=%d stream=%d options=%s %s', $frame->flags, $frame->streamFlags, json_encode($frame->options), $frame->payload);
+                if ($id !== 0 && ($frame->streamFlags & Frame::STREAM) === 0) {
+                    $answers--;
+                }
+            }
+        }
+        ksort($frames);
+
+        return $frames;
+    }
+
+    /**
+     * @param list<array{0: string, 1: int}> $chunks
+     * @return array{array<int, list<string>>, array<int, list<string>>, string, string} native and PHP answers, and their logs
+     */
+    private function both(array $chunks, string $relay = 'fds'): array
+    {
+        $native = $this->worker(true, $relay);
+        $php = $this->worker(false, $relay);
+
+        return [self::exchange($native, $chunks), self::exchange($php, $chunks), $native->stderr(), $php->stderr()];
+    }
+
+    private static function ping(): string
+    {
+        return FrameCodec::encode(Frame::CONTROL, [], '', Frame::PING);
+    }
+
+    public function testTheUsualRequestRunsInTheExtension(): void
+    {
+        $native = $this->worker(true);
+        $php = $this->worker(false);
+        $via = static fn (WorkerProcess $w): string => Http::answer($w->readFrames(1, self::timeout())[0])['body'];
+        $native->send(Http::job(1, '/via'));
+        $php->send(Http::job(1, '/via'));
+        self::assertSame(['ext', 'php'], [$via($native), $via($php)]);
+    }
+
+    public function testEveryKindOfHandlerOutcomeIsAnsweredAsByThePhpLoop(): void
+    {
+        $paths = ['/', '/echo', '/', '/flush', '/created', '/string', '/header', '/state', '/code', '/throw', '/state',
+            '/stream', '/', '/hints', '/big?n=5000', '/big?n=2000000', '/state', '/no-such-page', '/hook', '/', '/state',
+            '/terminate', '/', '/state'];
+        $jobs = '';
+        foreach ($paths as $i => $path) {
+            $jobs .= Http::job($i + 1, $path, ['cookies' => [], 'headers' => []]);
+        }
+        [$native, $php, $nativeLog, $phpLog] = $this->both([[$jobs, \count($paths)]]);
+        self::assertSame($php, $native);
+        self::assertCount(\count($paths), $native);
+        self::assertStringContainsString('thrown by the handler', $nativeLog);
+        self::assertSame(substr_count($phpLog, 'DomainException'), substr_count($nativeLog, 'DomainException'));
+        // The reset hook ran after each request from its own on, the terminate hook after
+        // /terminate and the next one.
+        $state = json_decode(substr(end($native[24]), strpos(end($native[24]), '{"cookie"')), true);
+        self::assertSame(['resets' => 5, 'terminated' => 2], ['resets' => $state['resets'], 'terminated' => $state['terminated']]);
+    }
+
+    public function testFramesAroundTheJobsAreLeftToThePhpLoop(): void
+    {
+        $cookies = ['cookies' => ['session' => 'abc'], 'headers' => ['Cookie' => ['session=abc']]];
+        $chunks = [
+            // a ping among jobs, a job whose context length is past its payload, a context
+            // outside the extension's subset, cookies PHP's rules rewrite, a body too
+            // large for the extension's buffer
+            [Http::job(1, '/') . self::ping() . Http::job(2, '/cookie', $cookies) . Http::job(3, '/state')
+                . FrameCodec::encode(Frame::CODEC_RAW, [500, 4], 'short') . Http::job(5, '/'), 4],
+            [WorkerProcess::job(6, '', serialize(['method' => 'GET', 'path' => '/cookie', 'time' => 1.5])) . Http::job(7, '/state'), 2],
+            [Http::job(8, '/cookie', ['cookies' => ['a.b' => 'x%20y'], 'headers' => []]) . Http::job(9, '/state'), 2],
+            [Http::job(10, '/body', ['method' => 'POST'], str_repeat('p', 300000)) . Http::job(11, '/'), 2],
+        ];
+        // The same jobs with a frame split across two writes, the second sent once the
+        // answers before it came.
+        $split = Http::job(12, '/body', ['method' => 'POST'], str_repeat('q', 70000));
+        $chunks[] = [Http::job(13, '/') . substr($split, 0, 40000), 1];
+        $chunks[] = [substr($split, 40000) . Http::job(14, '/state'), 2];
+        [$native, $php] = $this->both($chunks);
+        self::assertSame($php, $native);
+        self::assertStringStartsWith('flags=' . Frame::ERROR, $native[4][0]);
+        self::assertSame(['flags=' . Frame::CONTROL . ' stream=' . Frame::PONG . ' options=[] '], $native[0]);
+    }
+
+    public function testJobsReadAheadOfAStreamReachThePhpLoop(): void
+    {
+        // While /stream sends its parts the worker reads the relay for a STOP: the jobs the
+        // extension read behind it must be answered, once each.
+        $jobs = Http::job(1, '/stream') . Http::job(2, '/') . Http::job(3, '/hints') . Http::job(4, '/state') . Http::job(5, '/');
+        foreach (['fds', 'unix'] as $relay) {
+            [$native, $php] = $this->both([[$jobs, 5]], $relay);
+            self::assertSame($php, $native, $relay);
+            self::assertCount(3, $native[1], 'two parts and the end');
+        }
+    }
+
+    public function testAJobSplitAcrossAStreamIsReadWhole(): void
+    {
+        // The extension holds the start of job 2 when the stream's second part makes the
+        // worker read the relay, which brings the rest of job 2: the parts must join.
+        $job2 = Http::job(2, '/body', ['method' => 'POST'], str_repeat('r', 5000));
+        foreach ([true, false] as $mode) {
+            $flag = sys_get_temp_dir() . '/ferry-native-flag-' . bin2hex(random_bytes(6));
+            $worker = $this->worker($mode);
+            $worker->send(Http::job(1, '/stream-until?flag=' . urlencode($flag)) . substr($job2, 0, 2000));
+            $first = $worker->readFrames(1, self::timeout())[0];
+            self::assertSame('first ', substr($first->payload, $first->options[0]));
+            $worker->send(substr($job2, 2000) . Http::job(3, '/'));
+            touch($flag);
+            $frames = $worker->readFrames(3, self::timeout());
+            unlink($flag);
+            self::assertSame([1, 1, 2], array_map(static fn (Frame $f): int => $f->options[1], $frames));
+            self::assertSame(md5(str_repeat('r', 5000)) . ' 5000', Http::answer($frames[2])['body']);
+            self::assertSame(3, $worker->readFrames(1, self::timeout())[0]->options[1]);
+        }
+    }
+
+    public function testStopAndExitEndTheWorkerAsInThePhpLoop(): void
+    {
+        foreach ([true, false] as $mode) {
+            $worker = $this->worker($mode);
+            $worker->send(Http::job(1, '/') . Http::job(2, '/stop') . Http::job(3, '/'));
+            $frames = $worker->readFrames(4, self::timeout());
+            self::assertSame([1, 0, 2, 3], array_map(static fn (Frame $f): int => $f->options[1] ?? 0, $frames), 'the stop goes when asked for, and the job read before it is answered');
+            self::assertSame('{"stop":true}', $frames[1]->payload);
+            self::assertSame(0, $worker->wait(self::timeout()));
+
+            $worker = $this->worker($mode);
+            $worker->send(Http::job(1, '/') . Http::job(2, '/exit') . Http::job(3, '/'));
+            self::assertSame(1, $worker->readFrames(1, self::timeout())[0]->options[1]);
+            self::assertSame(3, $worker->wait(self::timeout()), 'exit() in a handler ends the worker with its status');
+        }
+    }
+
+    public function testTheServerClosingTheRelayEndsTheLoop(): void
+    {
+        $worker = $this->worker(true);
+        $worker->send(Http::job(1, '/') . substr(Http::job(2, '/'), 0, 20));
+        self::assertSame(1, $worker->readFrames(1, self::timeout())[0]->options[1]);
+        $worker->closeRelay();
+        self::assertSame(0, $worker->wait(self::timeout()));
+        self::assertSame('', trim($worker->stderr()));
+    }
+}
