@@ -20,7 +20,8 @@ def run(ctx):
     sec.add("The same `examples/hello/worker.php` twice, pool.php.extension set to the built ferry.so and to "
             "`off`; wrk alternates between the two every round, so both see the same machine load. The PHP "
             "column is what the issue's bar is about: PHP-side CPU per request with the extension at most half "
-            "of pure PHP. `bench/ext-instructions.sh` counts the worker loop's instructions without syscalls.", "")
+            "of pure PHP. With the extension a sequential HttpWorker runs its loop in C (`Ferry\\Ext\\http_serve()`); "
+            "`bench/ext-instructions.sh` counts the worker loop's instructions without syscalls.", "")
     worker = os.path.join(ctx.root, "examples", "hello", "worker.php")
     systems = [
         Ferry(ctx, "ext-on", "Ferry, ext/ferry loaded", worker, php={"extension": so}),

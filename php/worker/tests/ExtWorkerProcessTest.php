@@ -6,6 +6,7 @@ namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Tests\Support\ExtIni;
 use Ferry\Worker\Tests\Support\Http;
 use Ferry\Worker\Tests\Support\WorkerProcess;
 use PHPUnit\Framework\TestCase;
@@ -21,37 +22,11 @@ final class ExtWorkerProcessTest extends TestCase
 {
     private const FIXTURE = __DIR__ . '/fixtures/ext-worker.php';
 
-    private static string $iniDir = '';
     private string $sessions = '';
-
-    public static function setUpBeforeClass(): void
-    {
-        $so = \dirname(__DIR__, 3) . '/ext/ferry/.build/modules/ferry.so';
-        if (!is_file($so)) {
-            return;
-        }
-        self::$iniDir = sys_get_temp_dir() . '/ferry-ext-ini-' . bin2hex(random_bytes(6));
-        mkdir(self::$iniDir);
-        file_put_contents(self::$iniDir . '/ferry.ini', "extension=$so\n");
-    }
-
-    public static function tearDownAfterClass(): void
-    {
-        if (self::$iniDir !== '') {
-            @unlink(self::$iniDir . '/ferry.ini');
-            @rmdir(self::$iniDir);
-            self::$iniDir = '';
-        }
-    }
 
     protected function setUp(): void
     {
-        if (self::$iniDir === '') {
-            if (getenv('FERRY_TEST_EXT') === '1') {
-                self::fail('ext/ferry/.build/modules/ferry.so is missing although FERRY_TEST_EXT=1');
-            }
-            self::markTestSkipped('ext/ferry is not built (make build-ext)');
-        }
+        ExtIni::scanDir();
         $this->sessions = sys_get_temp_dir() . '/ferry-sessions-' . bin2hex(random_bytes(6));
         mkdir($this->sessions);
     }
@@ -70,9 +45,7 @@ final class ExtWorkerProcessTest extends TestCase
     private function worker(array $env = []): WorkerProcess
     {
         $worker = new WorkerProcess(self::FIXTURE, $env + [
-            // A leading separator keeps the default scan directory and adds ours, after
-            // any the test run set (memcheck_sdk.sh turns PCRE's JIT off that way).
-            'PHP_INI_SCAN_DIR' => (getenv('PHP_INI_SCAN_DIR') ?: '') . PATH_SEPARATOR . self::$iniDir,
+            'PHP_INI_SCAN_DIR' => ExtIni::scanDir(),
             'FERRY_TEST_SESSIONS' => $this->sessions,
         ]);
         // WorkerProcess::handshake() with a timeout a valgrind run can meet.

@@ -6,6 +6,7 @@ namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Tests\Support\ExtIni;
 use Ferry\Worker\Tests\Support\Http;
 use Ferry\Worker\Tests\Support\WorkerProcess;
 use PHPUnit\Framework\TestCase;
@@ -20,42 +21,10 @@ final class NativeLoopTest extends TestCase
 {
     private const FIXTURE = __DIR__ . '/fixtures/native-worker.php';
 
-    private static string $iniDir = '';
-
-    public static function setUpBeforeClass(): void
-    {
-        $so = \dirname(__DIR__, 3) . '/ext/ferry/.build/modules/ferry.so';
-        if (!is_file($so)) {
-            return;
-        }
-        self::$iniDir = sys_get_temp_dir() . '/ferry-native-ini-' . bin2hex(random_bytes(6));
-        mkdir(self::$iniDir);
-        file_put_contents(self::$iniDir . '/ferry.ini', "extension=$so\n");
-    }
-
-    public static function tearDownAfterClass(): void
-    {
-        if (self::$iniDir !== '') {
-            @unlink(self::$iniDir . '/ferry.ini');
-            @rmdir(self::$iniDir);
-            self::$iniDir = '';
-        }
-    }
-
-    protected function setUp(): void
-    {
-        if (self::$iniDir === '') {
-            if (getenv('FERRY_TEST_EXT') === '1') {
-                self::fail('ext/ferry/.build/modules/ferry.so is missing although FERRY_TEST_EXT=1');
-            }
-            self::markTestSkipped('ext/ferry is not built (make build-ext)');
-        }
-    }
-
     private function worker(bool $native, string $relay = 'fds'): WorkerProcess
     {
         $worker = new WorkerProcess(self::FIXTURE, [
-            'PHP_INI_SCAN_DIR' => (getenv('PHP_INI_SCAN_DIR') ?: '') . PATH_SEPARATOR . self::$iniDir,
+            'PHP_INI_SCAN_DIR' => ExtIni::scanDir(),
             'FERRY_EXT_LOOP' => $native ? '1' : '0',
             'FERRY_MAX_PAYLOAD' => (string) (1 << 20),
         ], $relay);
