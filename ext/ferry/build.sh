@@ -39,6 +39,13 @@ if [ ! -f "$BUILD/Makefile" ] || [ "$BUILD/config.m4" -nt "$BUILD/Makefile" ]; t
 			|| { cat configure.log >&2; exit 1; }
 	)
 fi
+# The build copies the new ferry.so over the old one in place, and PHP processes that
+# mapped the old one (a running server's workers) would then run the new bytes and crash:
+# give them the old file to keep, under a name of its own, before anything is written.
+if [ -f "$BUILD/modules/ferry.so" ]; then
+	cp -p "$BUILD/modules/ferry.so" "$BUILD/modules/.ferry.so.next"
+	mv -f "$BUILD/modules/.ferry.so.next" "$BUILD/modules/ferry.so"
+fi
 make -C "$BUILD" -j"$JOBS" -s >/dev/null
 echo "$BUILD/modules/ferry.so"
 

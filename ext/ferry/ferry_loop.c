@@ -150,9 +150,14 @@ static bool loop_init(ferry_loop *L)
 		|| !(L->preset_contexts = find_static(L->response_ce, "presetContexts"))) {
 		return false;
 	}
-	L->context_fn = zend_hash_str_find_ptr(&L->response_ce->function_table, "context", sizeof("context") - 1);
-	if (!L->context_fn) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): Ferry\\Worker\\Http\\Response has no context()");
+	HashTable *methods = &L->response_ce->function_table;
+	L->context_fn = zend_hash_str_find_ptr(methods, "context", sizeof("context") - 1);
+	L->html_fn = zend_hash_str_find_ptr(methods, "html", sizeof("html") - 1);
+	L->json_fn = zend_hash_str_find_ptr(methods, "json", sizeof("json") - 1);
+	if (!L->context_fn || !L->html_fn || !L->json_fn || !(L->html_fn->common.fn_flags & ZEND_ACC_STATIC)
+		|| !(L->json_fn->common.fn_flags & ZEND_ACC_STATIC)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): Ferry\\Worker\\Http\\Response has no context(), "
+			"static html() or static json()");
 		return false;
 	}
 	L->relay_exception = find_class("Ferry\\Worker\\Relay\\RelayException");

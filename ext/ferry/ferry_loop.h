@@ -33,6 +33,8 @@ typedef struct {
 	zend_class_entry *response_ce;
 	uint32_t p_parts, p_file, p_body, p_preset, p_status;
 	zend_function *context_fn;
+	/* Response::html() and Response::json(): HttpWorker::toResponse() for a string or an array */
+	zend_function *html_fn, *json_fn;
 	/* Response::$presetContexts: status => preset Content-Type => answer context */
 	zval *preset_contexts;
 	zend_class_entry *relay_exception;

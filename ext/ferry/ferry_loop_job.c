@@ -254,6 +254,26 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 		zval_ptr_dtor(&result);
 		return outcome;
 	}
+	if (plain && (Z_TYPE(result) == IS_STRING || Z_TYPE(result) == IS_ARRAY)) {
+		/* HttpWorker::toResponse() with nothing collected: Response::html($result) or json($result) */
+		zval converted;
+		zend_function *fn = Z_TYPE(result) == IS_STRING ? L->html_fn : L->json_fn;
+		zend_call_known_function(fn, NULL, L->response_ce, &converted, 1, &result, NULL);
+		if (EG(exception)) {
+			if (!(error = take_exception())) {
+				zval_ptr_dtor(&php);
+				zval_ptr_dtor(&result);
+				return JOB_THROWN;
+			}
+			outcome = resume(L, id, context, clen, body, &result, &php, error);
+			OBJ_RELEASE(error);
+			zval_ptr_dtor(&php);
+			zval_ptr_dtor(&result);
+			return outcome;
+		}
+		zval_ptr_dtor(&result);
+		ZVAL_COPY_VALUE(&result, &converted);
+	}
 	zend_object *response = Z_TYPE(result) == IS_OBJECT ? Z_OBJ(result) : NULL;
 	zval answer_context;
 	ZVAL_UNDEF(&answer_context);

@@ -87,9 +87,12 @@ final class NativeLoopTest extends TestCase
         $native = $this->worker(true);
         $php = $this->worker(false);
         $via = static fn (WorkerProcess $w): string => Http::answer($w->readFrames(1, self::timeout())[0])['body'];
-        $native->send(Http::job(1, '/via'));
-        $php->send(Http::job(1, '/via'));
-        self::assertSame(['ext', 'php'], [$via($native), $via($php)]);
+        // A Response, a string (HTML) or an array (JSON) from the handler.
+        foreach (['' => '%s', 'string' => '%s', 'array' => '["%s"]'] as $as => $body) {
+            $native->send(Http::job(1, "/via?as=$as"));
+            $php->send(Http::job(1, "/via?as=$as"));
+            self::assertSame([sprintf($body, 'ext'), sprintf($body, 'php')], [$via($native), $via($php)]);
+        }
     }
 
     public function testEveryKindOfHandlerOutcomeIsAnsweredAsByThePhpLoop(): void
