@@ -174,6 +174,43 @@ final class NativeLoopTest extends TestCase
         }
     }
 
+    /**
+     * Property: whatever the jobs and wherever the stream is cut between writes, both
+     * loops give every job the same answer.
+     */
+    public function testRandomJobsSplitAnywhereGetTheSameAnswers(): void
+    {
+        $paths = ['/', '/echo', '/string', '/header', '/code', '/throw', '/cookie', '/body', '/int', '/flush', '/hints', '/stream', '/state'];
+        foreach ([7, 1234, 99001] as $seed) {
+            mt_srand($seed);
+            $stream = '';
+            $jobs = 0;
+            for ($i = 1; $i <= 40; $i++) {
+                if (mt_rand(0, 9) === 0) {
+                    $stream .= self::ping();
+                }
+                $path = $paths[mt_rand(0, \count($paths) - 1)];
+                $context = mt_rand(0, 3) === 0 ? ['cookies' => ['k' => (string) mt_rand()], 'headers' => ['Cookie' => ['k=v']]] : [];
+                $body = $path === '/body' ? str_repeat(\chr(mt_rand(65, 90)), mt_rand(0, 120000)) : '';
+                $stream .= Http::job($i, $path, $context + ($body === '' ? [] : ['method' => 'POST']), $body);
+                $jobs++;
+            }
+            $cuts = [0, \strlen($stream)];
+            for ($c = 0; $c < 30; $c++) {
+                $cuts[] = mt_rand(1, \strlen($stream) - 1);
+            }
+            sort($cuts);
+            $chunks = [];
+            for ($c = 1; $c < \count($cuts); $c++) {
+                $chunks[] = [substr($stream, $cuts[$c - 1], $cuts[$c] - $cuts[$c - 1]), 0];
+            }
+            $chunks[\count($chunks) - 1][1] = $jobs;
+            [$native, $php] = $this->both($chunks);
+            self::assertSame($php, $native, "seed $seed");
+            self::assertCount($jobs + (isset($native[0]) ? 1 : 0), $native, "seed $seed");
+        }
+    }
+
     public function testStopAndExitEndTheWorkerAsInThePhpLoop(): void
     {
         foreach ([true, false] as $mode) {
