@@ -84,14 +84,16 @@ final class NativeLoopTest extends TestCase
 
     public function testTheUsualRequestRunsInTheExtension(): void
     {
-        $native = $this->worker(true);
-        $php = $this->worker(false);
         $via = static fn (WorkerProcess $w): string => Http::answer($w->readFrames(1, self::timeout())[0])['body'];
-        // A Response, a string (HTML) or an array (JSON) from the handler.
-        foreach (['' => '%s', 'string' => '%s', 'array' => '["%s"]'] as $as => $body) {
-            $native->send(Http::job(1, "/via?as=$as"));
-            $php->send(Http::job(1, "/via?as=$as"));
-            self::assertSame([sprintf($body, 'ext'), sprintf($body, 'php')], [$via($native), $via($php)]);
+        foreach (['fds', 'unix', 'tcp', 'pipes'] as $relay) {
+            $native = $this->worker(true, $relay);
+            $php = $this->worker(false, $relay);
+            // A Response, a string (HTML) or an array (JSON) from the handler.
+            foreach (['' => '%s', 'string' => '%s', 'array' => '["%s"]'] as $as => $body) {
+                $native->send(Http::job(1, "/via?as=$as"));
+                $php->send(Http::job(1, "/via?as=$as"));
+                self::assertSame([sprintf($body, 'ext'), sprintf($body, 'php')], [$via($native), $via($php)], $relay);
+            }
         }
     }
 
@@ -146,7 +148,7 @@ final class NativeLoopTest extends TestCase
         // While /stream sends its parts the worker reads the relay for a STOP: the jobs the
         // extension read behind it must be answered, once each.
         $jobs = Http::job(1, '/stream') . Http::job(2, '/') . Http::job(3, '/hints') . Http::job(4, '/state') . Http::job(5, '/');
-        foreach (['fds', 'unix'] as $relay) {
+        foreach (['fds', 'unix', 'tcp', 'pipes'] as $relay) {
             [$native, $php] = $this->both([[$jobs, 5]], $relay);
             self::assertSame($php, $native, $relay);
             self::assertCount(3, $native[1], 'two parts and the end');
