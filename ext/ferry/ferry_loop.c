@@ -53,12 +53,15 @@ void ferry_loop_rshutdown(void)
 	active = NULL;
 }
 
-static bool find_prop(zend_class_entry *ce, const char *name, uint32_t *offset)
+/* A typed property's slot; type is its declared scalar type mask, or CLASS_TYPED for a class type. */
+#define CLASS_TYPED 0
+static bool find_prop(zend_class_entry *ce, const char *name, uint32_t type, uint32_t *offset)
 {
 	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, strlen(name));
-	if (!info || (info->flags & ZEND_ACC_STATIC)) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): %s has no property $%s: php/worker is not the version "
-			"this extension was built for", ZSTR_VAL(ce->name), name);
+	if (!info || (info->flags & ZEND_ACC_STATIC) || !ZEND_TYPE_IS_SET(info->type)
+		|| (type != CLASS_TYPED && (ZEND_TYPE_IS_COMPLEX(info->type) || ZEND_TYPE_PURE_MASK(info->type) != type))) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): %s has no property $%s of the type it expects: php/worker "
+			"is not the version this extension was built for", ZSTR_VAL(ce->name), name);
 		return false;
 	}
 	*offset = info->offset;
@@ -109,13 +112,13 @@ static int stream_fd(zval *res)
 static bool loop_init(ferry_loop *L)
 {
 	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
-	if (!find_prop(wce, "stopping", &L->w_stopping) || !find_prop(wce, "closed", &L->w_closed)
-		|| !find_prop(wce, "outbox", &L->w_outbox) || !find_prop(wce, "terminateHooks", &L->w_terminate)
-		|| !find_prop(wce, "streams", &L->w_streams) || !find_prop(hce, "resetHooks", &L->h_reset)) {
+	if (!find_prop(wce, "stopping", MAY_BE_BOOL, &L->w_stopping) || !find_prop(wce, "closed", MAY_BE_BOOL, &L->w_closed)
+		|| !find_prop(wce, "outbox", MAY_BE_STRING, &L->w_outbox) || !find_prop(wce, "terminateHooks", MAY_BE_ARRAY, &L->w_terminate)
+		|| !find_prop(wce, "streams", MAY_BE_ARRAY, &L->w_streams) || !find_prop(hce, "resetHooks", MAY_BE_ARRAY, &L->h_reset)) {
 		return false;
 	}
 	uint32_t c_capture;
-	if (!find_prop(wce, "capture", &c_capture)) {
+	if (!find_prop(wce, "capture", CLASS_TYPED, &c_capture)) {
 		return false;
 	}
 	zval *capture = OBJ_PROP(L->worker, c_capture);
@@ -125,8 +128,8 @@ static bool loop_init(ferry_loop *L)
 	}
 	L->capture = Z_OBJ_P(capture);
 	zend_class_entry *cce = L->capture->ce;
-	if (!find_prop(cce, "job", &L->c_job) || !find_prop(cce, "refusals", &L->c_refusals)
-		|| !find_prop(cce, "flushed", &L->c_flushed) || !find_prop(cce, "level", &L->c_level)) {
+	if (!find_prop(cce, "job", CLASS_TYPED, &L->c_job) || !find_prop(cce, "refusals", MAY_BE_LONG, &L->c_refusals)
+		|| !find_prop(cce, "flushed", MAY_BE_STRING, &L->c_flushed) || !find_prop(cce, "level", MAY_BE_LONG, &L->c_level)) {
 		return false;
 	}
 	zend_class_entry *streamed = find_class("Ferry\\Worker\\Http\\StreamedAnswer");
@@ -143,10 +146,10 @@ static bool loop_init(ferry_loop *L)
 	if (!L->request_ce || !L->response_ce) {
 		return false;
 	}
-	if (!find_prop(L->request_ce, "cookies", &L->r_cookies) || !find_prop(L->request_ce, "uploads", &L->r_uploads)
-		|| !find_prop(L->response_ce, "parts", &L->p_parts) || !find_prop(L->response_ce, "file", &L->p_file)
-		|| !find_prop(L->response_ce, "body", &L->p_body) || !find_prop(L->response_ce, "preset", &L->p_preset)
-		|| !find_prop(L->response_ce, "status", &L->p_status)
+	if (!find_prop(L->request_ce, "cookies", MAY_BE_ARRAY, &L->r_cookies) || !find_prop(L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
+		|| !find_prop(L->response_ce, "parts", CLASS_TYPED, &L->p_parts) || !find_prop(L->response_ce, "file", MAY_BE_ARRAY | MAY_BE_NULL, &L->p_file)
+		|| !find_prop(L->response_ce, "body", MAY_BE_STRING, &L->p_body) || !find_prop(L->response_ce, "preset", MAY_BE_STRING | MAY_BE_NULL, &L->p_preset)
+		|| !find_prop(L->response_ce, "status", MAY_BE_LONG, &L->p_status)
 		|| !(L->preset_contexts = find_static(L->response_ce, "presetContexts"))) {
 		return false;
 	}
@@ -273,8 +276,12 @@ ZEND_FUNCTION(ferry_http_serve)
 				}
 				continue;
 			}
-			if (st != FERRY_FRAME_NEED_MORE || f.size > LOOP_BUFFER_SIZE) {
-				break; /* a fault PHP's parser names, or a frame too large to hold here */
+			if (st != FERRY_FRAME_NEED_MORE) {
+				break; /* a fault PHP's parser names */
+			}
+			if (f.size > LOOP_BUFFER_SIZE) {
+				status = SERVE_READ_HERE; /* too large to hold here: the PHP loop reads it */
+				break;
 			}
 		}
 		if (b.taken) {

@@ -127,20 +127,42 @@ static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_
 	return true;
 }
 
-/* The handler's outcome when it is not the plain case: HttpWorker::resume() finishes it. */
-static ferry_job_outcome resume(ferry_loop *L, uint32_t id, const char *context, size_t context_len, zend_string *body,
-	zval *result, zval *php, zend_object *error)
+/* Takes the pending exception, unless it is exit(), which must unwind on. */
+static zend_object *take_exception(void)
 {
+	zend_object *ex = EG(exception);
+	if (zend_is_unwind_exit(ex) || zend_is_graceful_exit(ex)) {
+		return NULL;
+	}
+	GC_ADDREF(ex);
+	zend_clear_exception();
+	return ex;
+}
+
+/*
+ * The job's outcome is not the plain case: HttpWorker::resume() finishes it, given the
+ * handler's $result and request_end()'s $php (undefined ones passed as null) and the
+ * pending exception, if any. Releases result and php.
+ */
+static ferry_job_outcome finish_in_php(ferry_loop *L, uint32_t id, const char *context, size_t context_len,
+	zend_string *body, zval *result, zval *php)
+{
+	zend_object *error = NULL;
+	if (EG(exception) && !(error = take_exception())) {
+		zval_ptr_dtor(php);
+		zval_ptr_dtor(result);
+		return JOB_THROWN;
+	}
 	zval args[6], retval;
 	ZVAL_LONG(&args[0], id);
 	ZVAL_STRINGL_FAST(&args[1], context, context_len);
 	ZVAL_STR(&args[2], body);
-	if (result) {
-		ZVAL_COPY_VALUE(&args[3], result);
-	} else {
+	if (Z_TYPE_P(result) == IS_UNDEF) {
 		ZVAL_NULL(&args[3]);
+	} else {
+		ZVAL_COPY_VALUE(&args[3], result);
 	}
-	if (php && Z_TYPE_P(php) == IS_ARRAY) {
+	if (Z_TYPE_P(php) == IS_ARRAY) {
 		ZVAL_COPY_VALUE(&args[4], php);
 	} else {
 		ZVAL_NULL(&args[4]);
@@ -156,6 +178,11 @@ static ferry_job_outcome resume(ferry_loop *L, uint32_t id, const char *context,
 	zend_call_function(&L->resume, &L->resume_cache);
 	zval_ptr_dtor(&args[1]);
 	zval_ptr_dtor(&retval);
+	if (error) {
+		OBJ_RELEASE(error);
+	}
+	zval_ptr_dtor(php);
+	zval_ptr_dtor(result);
 	return EG(exception) ? JOB_THROWN : JOB_DONE;
 }
 
@@ -176,18 +203,6 @@ static void answer_context_of(ferry_loop *L, zend_object *response, zval *out)
 		}
 	}
 	zend_call_known_instance_method_with_0_params(L->context_fn, response, out);
-}
-
-/* Takes the pending exception, unless it is exit(), which must unwind on. */
-static zend_object *take_exception(void)
-{
-	zend_object *ex = EG(exception);
-	if (zend_is_unwind_exit(ex) || zend_is_graceful_exit(ex)) {
-		return NULL;
-	}
-	GC_ADDREF(ex);
-	zend_clear_exception();
-	return ex;
 }
 
 ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *context, size_t clen, zend_string *body)
@@ -223,36 +238,19 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	set_cookies(L, OBJ_PROP(req, L->r_cookies));
 	ferry_request_start();
 
-	zval result;
+	zval result, php;
+	ZVAL_UNDEF(&php);
 	L->handler.params = &request;
 	L->handler.param_count = 1;
 	L->handler.retval = &result;
 	zend_call_function(&L->handler, &L->handler_cache);
 	zval_ptr_dtor(&request);
-
-	ferry_job_outcome outcome;
-	zend_object *error;
 	if (EG(exception)) {
-		if (!(error = take_exception())) {
-			zval_ptr_dtor(&result);
-			return JOB_THROWN;
-		}
-		outcome = resume(L, id, context, clen, body, NULL, NULL, error);
-		OBJ_RELEASE(error);
-		zval_ptr_dtor(&result);
-		return outcome;
+		return finish_in_php(L, id, context, clen, body, &result, &php);
 	}
-	zval php;
 	bool plain = ferry_request_finish(&php);
 	if (EG(exception)) {
-		if (!(error = take_exception())) {
-			zval_ptr_dtor(&result);
-			return JOB_THROWN;
-		}
-		outcome = resume(L, id, context, clen, body, &result, NULL, error);
-		OBJ_RELEASE(error);
-		zval_ptr_dtor(&result);
-		return outcome;
+		return finish_in_php(L, id, context, clen, body, &result, &php);
 	}
 	if (plain && (Z_TYPE(result) == IS_STRING || Z_TYPE(result) == IS_ARRAY)) {
 		/* HttpWorker::toResponse() with nothing collected: Response::html($result) or json($result) */
@@ -260,16 +258,7 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 		zend_function *fn = Z_TYPE(result) == IS_STRING ? L->html_fn : L->json_fn;
 		zend_call_known_function(fn, NULL, L->response_ce, &converted, 1, &result, NULL);
 		if (EG(exception)) {
-			if (!(error = take_exception())) {
-				zval_ptr_dtor(&php);
-				zval_ptr_dtor(&result);
-				return JOB_THROWN;
-			}
-			outcome = resume(L, id, context, clen, body, &result, &php, error);
-			OBJ_RELEASE(error);
-			zval_ptr_dtor(&php);
-			zval_ptr_dtor(&result);
-			return outcome;
+			return finish_in_php(L, id, context, clen, body, &result, &php);
 		}
 		zval_ptr_dtor(&result);
 		ZVAL_COPY_VALUE(&result, &converted);
@@ -283,23 +272,10 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 		answer_context_of(L, response, &answer_context);
 	}
 	zend_string *out_body = Z_TYPE(answer_context) == IS_STRING ? Z_STR_P(OBJ_PROP(response, L->p_body)) : NULL;
-	if (!out_body || EG(exception)
-		|| (uint64_t) Z_STRLEN(answer_context) + ZSTR_LEN(out_body) > (uint64_t) L->max_payload) {
-		/* Everything else, an answer over the frame limit included, is PHP's to say. */
+	if (!out_body || (uint64_t) Z_STRLEN(answer_context) + ZSTR_LEN(out_body) > (uint64_t) L->max_payload) {
+		/* Everything else, an answer over the frame limit or a context() that threw included, is PHP's to say. */
 		zval_ptr_dtor(&answer_context);
-		error = NULL;
-		if (EG(exception) && !(error = take_exception())) {
-			zval_ptr_dtor(&php);
-			zval_ptr_dtor(&result);
-			return JOB_THROWN;
-		}
-		outcome = resume(L, id, context, clen, body, &result, &php, error);
-		if (error) {
-			OBJ_RELEASE(error);
-		}
-		zval_ptr_dtor(&php);
-		zval_ptr_dtor(&result);
-		return outcome;
+		return finish_in_php(L, id, context, clen, body, &result, &php);
 	}
 	zval_ptr_dtor(&php);
 	/* StreamedAnswer::end(), HttpWorker::reset() ($_COOKIE = []), SyncCapture::end() */

@@ -83,4 +83,4 @@ control pong
 600 fill answers, the first ones from the PHP loop, the rest from C
 {"\/":["C","C","PHP"],"\/php-header":["C"],"\/throw":["C"]}
 string(0) ""
-Error: Ferry\Ext\http_serve(): stdClass has no property $stopping: php/worker is not the version this extension was built for
+Error: Ferry\Ext\http_serve(): stdClass has no property $stopping of the type it expects: php/worker is not the version this extension was built for
