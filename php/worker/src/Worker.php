@@ -284,7 +284,8 @@ final class Worker
             if ($this->stopping || $this->closed) {
                 return;
             }
-            if ($native !== null && $this->serveNative($native)) {
+            // With hooks to run after each job, every job is the PHP loop's: skip asking.
+            if ($native !== null && $this->terminateHooks === [] && !$native->hooked() && $this->serveNative($native)) {
                 continue;
             }
             $this->receive();

@@ -97,6 +97,12 @@ final class HttpWorker
         return $this;
     }
 
+    /** @internal */
+    public function hasResetHooks(): bool
+    {
+        return $this->resetHooks !== [];
+    }
+
     /**
      * @param callable(Request): (Response|string|array<mixed>) $handler
      */

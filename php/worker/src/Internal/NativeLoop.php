@@ -58,6 +58,12 @@ final class NativeLoop
         };
     }
 
+    /** Whether HttpWorker has reset hooks, which only the PHP loop runs. */
+    public function hooked(): bool
+    {
+        return $this->http->hasResetHooks();
+    }
+
     /**
      * Serves jobs, starting with the bytes in $read (the start of a frame the PHP loop read),
      * until one needs PHP.
