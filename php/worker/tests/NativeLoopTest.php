@@ -161,15 +161,16 @@ final class NativeLoopTest extends TestCase
         // worker read the relay, which brings the rest of job 2: the parts must join.
         $job2 = Http::job(2, '/body', ['method' => 'POST'], str_repeat('r', 5000));
         foreach ([true, false] as $mode) {
-            $flag = sys_get_temp_dir() . '/ferry-native-flag-' . bin2hex(random_bytes(6));
+            $fifo = sys_get_temp_dir() . '/ferry-native-fifo-' . bin2hex(random_bytes(6));
+            self::assertTrue(posix_mkfifo($fifo, 0600));
             $worker = $this->worker($mode);
-            $worker->send(Http::job(1, '/stream-until?flag=' . urlencode($flag)) . substr($job2, 0, 2000));
+            $worker->send(Http::job(1, '/stream-until?fifo=' . urlencode($fifo)) . substr($job2, 0, 2000));
             $first = $worker->readFrames(1, self::timeout())[0];
             self::assertSame('first ', substr($first->payload, $first->options[0]));
             $worker->send(substr($job2, 2000) . Http::job(3, '/'));
-            touch($flag);
+            file_put_contents($fifo, "go\n"); // opens once the generator waits on it
             $frames = $worker->readFrames(3, self::timeout());
-            unlink($flag);
+            unlink($fifo);
             self::assertSame([1, 1, 2], array_map(static fn (Frame $f): int => $f->options[1], $frames));
             self::assertSame(md5(str_repeat('r', 5000)) . ' 5000', Http::answer($frames[2])['body']);
             self::assertSame(3, $worker->readFrames(1, self::timeout())[0]->options[1]);
