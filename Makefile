@@ -49,9 +49,11 @@ test-php: build-ext
 	  fi; \
 	done
 
-# The extension's phpt suite and a short libFuzzer pass over its frame decoder.
+# The extension's phpt suite, a rebuild under a running process, and a short libFuzzer
+# pass over its decoders.
 test-ext:
 	ext/ferry/build.sh test
+	ext/ferry/rebuild_test.sh
 	ext/ferry/fuzz.sh 5
 
 # For CI: the phpt suite under valgrind and UBSan (ext/ferry/asan.sh), then the SDK's
