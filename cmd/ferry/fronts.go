@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 
 	"github.com/ferry-php/ferry/internal/config"
 	"github.com/ferry-php/ferry/internal/gateway"
@@ -23,14 +24,18 @@ type fronts struct {
 	std    []*http.Server
 	stdLns []net.Listener
 	certs  *gateway.Certs
+	h2c    *gateway.H2C // upgrades from HTTP/1.1; nil without h2c
+	limit  *gateway.ConnLimit
 	log    *slog.Logger
 }
 
 // openFronts listens on every configured address before the workers start,
 // so a taken port or a bad certificate fails at once.
 func openFronts(cfg *config.Config, ln net.Listener, log *slog.Logger) (*fronts, error) {
-	f := &fronts{plain: gateway.Listener(ln), log: log}
 	s := &cfg.Server
+	limit := gateway.NewConnLimit(connectionBudget(cfg, log))
+	f := &fronts{log: log, limit: limit}
+	f.plain = gateway.Listen(ln, gateway.ListenOptions{Limit: limit, Refuse: gateway.Refuse503, Name: "http", Log: log, Front: true})
 	if s.TLS.Address != "" {
 		certs, err := gateway.LoadCerts(s.TLS.Cert, s.TLS.Key)
 		if err != nil {
@@ -41,36 +46,44 @@ func openFronts(cfg *config.Config, ln net.Listener, log *slog.Logger) (*fronts,
 			return nil, err
 		}
 		f.certs = certs
-		f.stdLns = append(f.stdLns, tln)
+		f.stdLns = append(f.stdLns, gateway.Listen(tln, gateway.ListenOptions{Limit: limit, Name: "https", Log: log}))
 		f.tlsURL = "https://" + tln.Addr().String()
 	}
 	if s.HTTP2.H2C {
-		h1, h2 := gateway.SplitH2C(ln, s.ReadHeaderTimeout)
+		h1, h2 := gateway.SplitH2C(f.plain, s.ReadHeaderTimeout)
 		f.plain = h1
 		f.stdLns = append(f.stdLns, h2)
 	}
 	return f, nil
 }
 
-// serve starts the net/http servers; an error from one ends ferry serve.
+// serve starts the net/http servers and sets the plain server's handler;
+// it runs before the plain server serves. An error from one ends ferry serve.
 // The net/http stacks call the plain server's handler as it is now, with
 // whatever wraps the gateway (request ids, metrics, the access log).
-func (f *fronts) serve(cfg *config.Config, plain *fasthttp.Server, errc chan<- error) {
+func (f *fronts) serve(cfg *config.Config, plain *fasthttp.Server, gw *gateway.Handler, errc chan<- error) {
 	s := &cfg.Server
 	limits := serverLimits(*s, f.log)
 	next := plain.Handler
+	// What a request on the plain port gets, whichever protocol it speaks:
+	// with tls.redirect, prior-knowledge h2c is redirected like HTTP/1.1.
+	onPlain := next
 	if s.TLS.Redirect {
-		plain.Handler = gateway.RedirectTLS(f.stdLns[0].Addr().String())
+		onPlain = gateway.RedirectTLS(f.stdLns[0].Addr().String())
 	}
 	for i, ln := range f.stdLns {
 		isTLS := f.certs != nil && i == 0
-		srv := gateway.StdServer(next, limits, s.HTTP2.MaxConcurrentStreams, isTLS, f.log)
+		h := next
+		if !isTLS {
+			h = onPlain
+		}
+		srv := gateway.StdServer(h, limits, s.HTTP2.MaxConcurrentStreams, isTLS, f.log)
 		f.std = append(f.std, srv)
 		if !isTLS && !s.TLS.Redirect {
 			// h2c: an HTTP/1.1 request may also ask to switch (Upgrade: h2c).
-			plain.Handler = gateway.UpgradeH2C(next, srv)
+			f.h2c = gateway.NewH2C(srv, gw.Acceptable)
+			onPlain = f.h2c.Wrap(onPlain)
 		}
-		ln = gateway.LimitListener(ln, s.MaxConnections)
 		go func() {
 			var err error
 			if isTLS {
@@ -87,6 +100,7 @@ func (f *fronts) serve(cfg *config.Config, plain *fasthttp.Server, errc chan<- e
 			}
 		}()
 	}
+	plain.Handler = gateway.Recover(onPlain, f.log)
 	if f.tlsURL != "" {
 		fmt.Fprintf(os.Stderr, "Ferry is serving HTTPS on %s\n", f.tlsURL)
 	}
@@ -105,11 +119,16 @@ func (f *fronts) reload() {
 }
 
 // shutdown stops accepting and waits for the requests in flight (HTTP/2
-// connections get a GOAWAY).
+// connections, upgraded ones included, get a GOAWAY).
 func (f *fronts) shutdown(ctx context.Context) error {
-	var errs []error
-	for _, srv := range f.std {
-		errs = append(errs, srv.Shutdown(ctx))
+	errs := make([]error, len(f.std)+1)
+	var wg sync.WaitGroup
+	for i, srv := range f.std {
+		wg.Go(func() { errs[i] = srv.Shutdown(ctx) })
 	}
+	if f.h2c != nil {
+		wg.Go(func() { errs[len(f.std)] = f.h2c.Shutdown(ctx) })
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }

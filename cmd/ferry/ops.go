@@ -39,6 +39,8 @@ type ops struct {
 // metrics, and the workers must not inherit $NOTIFY_SOCKET.
 func newOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 	o := &ops{cfg: cfg, log: log, metrics: observe.NewMetrics(), notify: observe.NewNotifier()}
+	o.metrics.CounterFunc("ferry_front_panics_total", "Panics recovered while serving a connection: each closed that connection only.",
+		func() float64 { return float64(gateway.Panics()) })
 	// Caught even with no log file to reopen: SIGUSR1's default action
 	// kills, and a logrotate rule may send it anyway.
 	o.usr1 = make(chan os.Signal, 1)
@@ -98,9 +100,11 @@ func (o *ops) started(p *pool.Pool) error {
 			o.close()
 			return fmt.Errorf("admin listener %s: %w", addr, err)
 		}
-		srv := &http.Server{Handler: m, ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: m, ReadHeaderTimeout: adminReadTimeout, ReadTimeout: adminReadTimeout,
+			WriteTimeout: adminWriteTimeout, IdleTimeout: adminIdleTimeout}
 		o.tcp = append(o.tcp, srv)
-		go srv.Serve(ln)
+		go srv.Serve(gateway.Listen(ln, gateway.ListenOptions{
+			Limit: gateway.NewConnLimit(adminMaxConnections), Refuse: gateway.Refuse503, Name: "admin " + addr, Log: o.log}))
 		o.log.Info("admin listening", "address", ln.Addr().String())
 	}
 	if globs := o.cfg.Server.Watch; len(globs) > 0 {
@@ -120,6 +124,16 @@ func (o *ops) started(p *pool.Pool) error {
 	}
 	return nil
 }
+
+// The admin TCP listeners answer scrapers and load balancers: short requests
+// from a few peers. Their own small limits keep idle or slow connections
+// there from taking the descriptors the app's port needs.
+const (
+	adminReadTimeout    = 5 * time.Second
+	adminWriteTimeout   = 10 * time.Second
+	adminIdleTimeout    = 5 * time.Second
+	adminMaxConnections = 64
+)
 
 // register adds the admin socket's share: /metrics, /health and /ready.
 func (o *ops) register(mux *http.ServeMux) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -27,6 +28,7 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	slog.SetDefault(log) // for what has no logger of its own: a panic recovered on a connection
 	// Caught from the start: once "serving" is printed a deploy script may
 	// send SIGHUP or SIGTERM at once, and their default action kills.
 	sig := make(chan os.Signal, 4)
@@ -52,6 +54,8 @@ func serve(args []string) error {
 		return err
 	}
 	defer o.close()
+	o.metrics.GaugeFunc("ferry_http_connections_open", "Client connections open on the HTTP and HTTPS ports, counted against server.max_connections.",
+		func() float64 { return float64(fr.limit.Open()) })
 	popt := poolOptions(cfg, log)
 	o.poolOptions(&popt)
 	p, err := pool.New(popt)
@@ -59,7 +63,8 @@ func serve(args []string) error {
 		ln.Close()
 		return err
 	}
-	srv := httpServer(cfg.Server, gateway.New(p, gopt), log)
+	gw := gateway.New(p, gopt)
+	srv := httpServer(cfg.Server, gw, log)
 	o.wrap(srv)
 	err = o.started(p)
 	var admin *http.Server
@@ -72,8 +77,8 @@ func serve(args []string) error {
 		return err
 	}
 	errc := make(chan error, 1)
+	fr.serve(cfg, srv, gw, errc)
 	go func() { errc <- srv.Serve(fr.plain) }()
-	fr.serve(cfg, srv, errc)
 	log.Info("ferry serving", "url", "http://"+ln.Addr().String(), "workers", p.Size(),
 		"relay", cfg.Pool.Relay, "pipeline", popt.Pipeline, "startup", time.Since(start).Round(time.Millisecond),
 		"admin", cfg.Admin.Socket, "go_procs", procs, "version", version)

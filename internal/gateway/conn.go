@@ -10,23 +10,6 @@ import (
 	"time"
 )
 
-// Listener wraps the HTTP listener's connections with two behaviours fasthttp
-// lacks: a lingering close and lazily moved deadlines (see conn).
-func Listener(ln net.Listener) net.Listener { return listener{ln} }
-
-type listener struct{ net.Listener }
-
-func (l listener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		return &conn{TCPConn: tc, remote: tc.RemoteAddr().String()}, nil
-	}
-	return c, nil
-}
-
 // conn keeps the deadlines fasthttp asks for without re-arming a runtime timer
 // each time: fasthttp moves the read deadline three times and the write
 // deadline once per request, and on a keep-alive connection each move only
@@ -44,7 +27,10 @@ type conn struct {
 	head                headCheck
 	gone                clientGone // the running request's job context
 	pre                 []byte     // first bytes SplitH2C read to sort the connection
+	h2                  bool       // HTTP/2 (sorted by SplitH2C, or upgraded): frames, no header block to check
 	timing              timing     // the running request's job timing (timing.go)
+	limit               *ConnLimit // given back once, when the socket is closed
+	closed              atomic.Bool
 }
 
 func unixNano(t time.Time) int64 {
@@ -103,12 +89,14 @@ func (c *conn) Read(b []byte) (int, error) {
 	if len(c.pre) > 0 {
 		n := copy(b, c.pre)
 		c.pre = c.pre[n:]
-		c.head.scan(b[:n])
+		if !c.h2 {
+			c.head.scan(b[:n])
+		}
 		return n, nil
 	}
 	for {
 		n, err := c.TCPConn.Read(b)
-		if n > 0 {
+		if n > 0 && !c.h2 {
 			c.head.scan(b[:n])
 		}
 		if n > 0 || err == nil || !rearm(err, &c.readWant, &c.readSet, c.TCPConn.SetReadDeadline) {
@@ -167,18 +155,31 @@ func sendfileable(r io.Reader) bool {
 // Only such a connection lingers: an idle keep-alive connection closed at
 // shutdown must go at once, or it holds the drain for its whole idle timeout.
 func (c *conn) Close() error {
+	if !c.closed.CompareAndSwap(false, true) {
+		return c.TCPConn.Close() // a second close: its error, nothing given back twice
+	}
 	if !c.linger.Load() {
-		return c.TCPConn.Close()
+		return c.closeNow()
 	}
 	if err := c.TCPConn.CloseWrite(); err != nil {
-		return c.TCPConn.Close()
+		return c.closeNow()
 	}
 	go func() {
 		c.TCPConn.SetReadDeadline(time.Now().Add(lingerTime))
 		io.CopyN(io.Discard, c.TCPConn, lingerBytes)
-		c.TCPConn.Close()
+		c.closeNow()
 	}()
 	return nil
+}
+
+// closeNow closes the socket and gives its place back under max_connections:
+// a lingering connection still holds a descriptor until then.
+func (c *conn) closeNow() error {
+	err := c.TCPConn.Close()
+	if c.limit != nil {
+		c.limit.give()
+	}
+	return err
 }
 
 const (

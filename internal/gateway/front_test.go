@@ -52,7 +52,7 @@ func front(t *testing.T, opt Options, lim ServerLimits, exec Executor) string {
 		lim.ReadTimeout = 10 * time.Second
 	}
 	srv := New(exec, opt).Server(lim)
-	go srv.Serve(Listener(ln))
+	go srv.Serve(Listen(ln, ListenOptions{Limit: NewConnLimit(lim.MaxConnections), Refuse: Refuse503, Front: true}))
 	t.Cleanup(func() { srv.Shutdown() })
 	return ln.Addr().String()
 }

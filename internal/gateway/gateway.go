@@ -81,6 +81,12 @@ func New(exec Executor, opt Options) *Handler {
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
+// Acceptable runs the request checks Serve starts with, for a front that
+// must decide before Serve does: an h2c upgrade.
+func (h *Handler) Acceptable(ctx *fasthttp.RequestCtx) bool {
+	return checkRequest(ctx, h.opt.MaxHeaders) == nil
+}
+
 // Serve is the fasthttp request handler.
 func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	if r := checkRequest(ctx, h.opt.MaxHeaders); r != nil {

@@ -2,22 +2,21 @@ package gateway
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net"
 	"sync"
-	"syscall"
 	"time"
 )
 
 // h2Preface opens every HTTP/2 connection (RFC 9113 §3.4).
 const h2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
-// SplitH2C sorts the connections accepted on ln by their first bytes: those
+// SplitH2C sorts the connections accepted on ln (a Listen listener, which
+// has counted them under max_connections already) by their first bytes: those
 // opening with the HTTP/2 preface come out of h2 (for StdServer), the others
-// out of h1, wrapped like Listener's, for fasthttp. The first bytes are read
-// on a goroutine per connection within timeout, so a client that sends
-// nothing holds neither accept loop. Closing either listener closes ln.
+// out of h1 for fasthttp. The first bytes are read on a goroutine per
+// connection within timeout, so a client that sends nothing holds neither
+// accept loop. Closing either listener closes ln.
 func SplitH2C(ln net.Listener, timeout time.Duration) (h1, h2 net.Listener) {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
@@ -40,10 +39,6 @@ func (s *splitter) accept() {
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
-			if isTemporary(err) {
-				time.Sleep(20 * time.Millisecond) // out of descriptors: let some close
-				continue
-			}
 			s.err = err
 			s.close()
 			return
@@ -53,11 +48,18 @@ func (s *splitter) accept() {
 }
 
 func (s *splitter) sort(c net.Conn) {
-	c.SetReadDeadline(time.Now().Add(s.timeout))
+	defer recoverConn(c, "sorting a connection")
+	// The socket itself is read: conn.Read would take these bytes for the
+	// start of a header block, and they are given back to it whole after.
+	raw := c
+	if fc, ok := c.(*conn); ok {
+		raw = fc.TCPConn
+	}
+	raw.SetReadDeadline(time.Now().Add(s.timeout))
 	var buf [len(h2Preface)]byte
 	n := 0
 	for n < len(buf) && bytes.HasPrefix([]byte(h2Preface), buf[:n]) {
-		m, err := c.Read(buf[n:])
+		m, err := raw.Read(buf[n:])
 		n += m
 		if err != nil {
 			if n == 0 || err != io.EOF {
@@ -67,15 +69,15 @@ func (s *splitter) sort(c net.Conn) {
 			break
 		}
 	}
-	c.SetReadDeadline(time.Time{})
+	raw.SetReadDeadline(time.Time{})
 	out, pre := s.h1, append([]byte(nil), buf[:n]...)
-	var wrapped net.Conn
-	if n == len(buf) && string(buf[:]) == h2Preface {
-		out, wrapped = s.h2, &replayConn{Conn: c, pre: pre}
-	} else if tc, ok := c.(*net.TCPConn); ok {
-		wrapped = &conn{TCPConn: tc, remote: tc.RemoteAddr().String(), pre: pre}
-	} else {
-		wrapped = &replayConn{Conn: c, pre: pre}
+	isH2 := n == len(buf) && string(buf[:]) == h2Preface
+	if isH2 {
+		out = s.h2
+	}
+	var wrapped net.Conn = &replayConn{Conn: c, pre: pre}
+	if fc, ok := c.(*conn); ok {
+		fc.pre, fc.h2, wrapped = pre, isH2, fc
 	}
 	select {
 	case out <- wrapped:
@@ -124,8 +126,4 @@ func (c *replayConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return c.Conn.Read(b)
-}
-
-func isTemporary(err error) bool {
-	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ECONNABORTED)
 }

@@ -14,21 +14,17 @@ type ServerLimits struct {
 	WriteTimeout      time.Duration // writing the answer
 	IdleTimeout       time.Duration // 0 = ReadTimeout
 	MaxHeaderSize     int           // bytes of the header block; 431 beyond
-	MaxConnections    int           // 0 = no limit
+	MaxConnections    int           // 0 = no limit; enforced by Listen's ConnLimit, for every protocol
 	Logger            fasthttp.Logger
 }
 
-// Server returns the fasthttp server that feeds h. Serve it on Listener(ln).
+// Server returns the fasthttp server that feeds h. Serve it on Listen(ln, ...).
 func (h *Handler) Server(l ServerLimits) *fasthttp.Server {
 	idle := l.IdleTimeout
 	if idle == 0 {
 		idle = l.ReadTimeout
 	}
 	h.writeTimeout = l.WriteTimeout
-	conc := l.MaxConnections
-	if conc == 0 {
-		conc = 1 << 30
-	}
 	srv := &fasthttp.Server{
 		Handler:            h.Serve,
 		Name:               "ferry",
@@ -37,7 +33,9 @@ func (h *Handler) Server(l ServerLimits) *fasthttp.Server {
 		IdleTimeout:        idle,
 		MaxRequestBodySize: int(h.opt.MaxBodySize),
 		ReadBufferSize:     l.MaxHeaderSize,
-		Concurrency:        conc,
+		// server.max_connections is counted at accept (Listen), where it
+		// covers the connections fasthttp hands over (h2c) or never sees.
+		Concurrency: 1 << 30,
 		// The handler reads bodies itself, spooling large ones to disk, and
 		// one multipart parser enforces the upload limits.
 		StreamRequestBody:            true,

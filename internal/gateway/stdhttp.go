@@ -25,6 +25,7 @@ type stdHandler struct {
 }
 
 func (h *stdHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer recoverStd(r)
 	c := stdConns.Get().(*stdConn)
 	c.reset(r)
 	c.w = w

@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"log/slog"
-	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -43,49 +41,6 @@ func StdServer(next fasthttp.RequestHandler, l ServerLimits, streams int, tls bo
 		},
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-}
-
-// LimitListener closes connections beyond max open ones at once (0: no
-// limit), the net/http side of server.max_connections.
-func LimitListener(ln net.Listener, max int) net.Listener {
-	if max <= 0 {
-		return ln
-	}
-	return &limitListener{Listener: ln, max: int64(max)}
-}
-
-type limitListener struct {
-	net.Listener
-	max  int64
-	open atomic.Int64
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.open.Add(1) > l.max {
-			l.open.Add(-1)
-			c.Close()
-			continue
-		}
-		return &countedConn{Conn: c, l: l}, nil
-	}
-}
-
-type countedConn struct {
-	net.Conn
-	l      *limitListener
-	closed atomic.Bool
-}
-
-func (c *countedConn) Close() error {
-	if c.closed.CompareAndSwap(false, true) {
-		c.l.open.Add(-1)
-	}
-	return c.Conn.Close()
 }
 
 // setWriteDeadline bounds writing one answer, as write_timeout does on the

@@ -99,6 +99,7 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	head := bytes.Replace(ctx.Response.Header.Header(), []byte("Transfer-Encoding: identity\r\n"), nil, 1)
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(c net.Conn) {
+		defer recoverConn(c, "writing a streamed answer")
 		if _, err := c.Write(head); err == nil {
 			io.Copy(struct{ io.Writer }{c}, body)
 		}

@@ -69,6 +69,18 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// CounterFunc adds a counter read from f at each scrape: for what another
+// package counts itself (the front's recovered panics).
+func (m *Metrics) CounterFunc(name, help string, f func() float64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+}
+
+// GaugeFunc adds a gauge read from f at each scrape (the front's open
+// connections).
+func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+}
+
 // Attach adds the metrics read from the pool at each scrape.
 func (m *Metrics) Attach(src Source) { m.reg.MustRegister(poolCollector{src}) }
 
