@@ -13,34 +13,56 @@ type forwardedElem struct {
 	host  []byte
 }
 
-// parseForwarded splits a Forwarded value into its elements, left to right.
-// Pairs are token=token or token="quoted" (with \-escapes); parameters are
-// case-insensitive; anything malformed makes ok false, and then the header is
-// not believed at all.
-func parseForwarded(v []byte) (elems []forwardedElem, ok bool) {
+// parseForwarded appends the elements of one Forwarded field line to elems,
+// left to right. The grammar is RFC 7239's: elements split by ",", pairs by
+// ";", token=token or token="quoted" (with \-escapes), parameter names
+// case-insensitive; whitespace around the separators is tolerated. Empty
+// elements and empty pairs are allowed and ignored (the list rule of RFC 9110
+// §5.6.1), which is what makes several field lines, joined with ", ", read as
+// one value. Anything malformed makes ok false: the line is not believed.
+func parseForwarded(elems []forwardedElem, v []byte) (_ []forwardedElem, ok bool) {
 	var cur forwardedElem
-	for len(v) > 0 {
-		v = bytes.TrimLeft(v, " \t")
-		eq := bytes.IndexByte(v, '=')
-		if eq <= 0 {
+	pairs := 0
+	for {
+		v = fwdTrimOWS(v)
+		if len(v) == 0 {
+			break
+		}
+		switch v[0] {
+		case ',':
+			if pairs > 0 {
+				elems = append(elems, cur)
+			}
+			cur, pairs = forwardedElem{}, 0
+			v = v[1:]
+			continue
+		case ';':
+			v = v[1:]
+			continue
+		}
+		n := fwdTokenLen(v)
+		if n == 0 {
 			return nil, false
 		}
-		name := bytes.TrimSpace(v[:eq])
-		v = v[eq+1:]
+		name := v[:n]
+		v = fwdTrimOWS(v[n:])
+		if len(v) == 0 || v[0] != '=' {
+			return nil, false
+		}
+		v = fwdTrimOWS(v[1:])
 		var val []byte
 		if len(v) > 0 && v[0] == '"' {
-			var rest []byte
-			if val, rest, ok = unquoteForwarded(v[1:]); !ok {
+			if val, v, ok = unquoteForwarded(v[1:]); !ok {
 				return nil, false
 			}
-			v = rest
 		} else {
 			end := bytes.IndexAny(v, ";,")
 			if end < 0 {
 				end = len(v)
 			}
-			val, v = bytes.TrimSpace(v[:end]), v[end:]
-			if len(val) == 0 {
+			// Not strictly a token: proxies write for=[v6]:port unquoted.
+			val, v = bytes.TrimRight(v[:end], " \t"), v[end:]
+			if !fwdBareValue(val) {
 				return nil, false
 			}
 		}
@@ -52,20 +74,15 @@ func parseForwarded(v []byte) (elems []forwardedElem, ok bool) {
 		case bytes.EqualFold(name, []byte("host")):
 			cur.host = val
 		}
-		v = bytes.TrimLeft(v, " \t")
-		switch {
-		case len(v) == 0:
-		case v[0] == ';':
-			v = v[1:]
-		case v[0] == ',':
-			elems = append(elems, cur)
-			cur = forwardedElem{}
-			v = v[1:]
-		default:
+		pairs++
+		if v = fwdTrimOWS(v); len(v) > 0 && v[0] != ';' && v[0] != ',' {
 			return nil, false
 		}
 	}
-	return append(elems, cur), true
+	if pairs > 0 {
+		elems = append(elems, cur)
+	}
+	return elems, true
 }
 
 // unquoteForwarded reads a quoted-string body up to its closing quote.
@@ -101,4 +118,40 @@ func forwardedNode(v []byte) netip.Addr {
 		return a.Unmap()
 	}
 	return netip.Addr{}
+}
+
+func fwdTrimOWS(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	return v
+}
+
+// fwdTokenLen is the length of the RFC 9110 token v starts with.
+func fwdTokenLen(v []byte) int {
+	for i, c := range v {
+		if !fwdTchar(c) {
+			return i
+		}
+	}
+	return len(v)
+}
+
+func fwdTchar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0
+}
+
+// fwdBareValue accepts an unquoted value: not empty, and no space, control
+// or quote that would make the pair mean something else to another parser.
+func fwdBareValue(v []byte) bool {
+	for _, c := range v {
+		if c <= ' ' || c == 0x7f || c == '"' {
+			return false
+		}
+	}
+	return len(v) > 0
 }
