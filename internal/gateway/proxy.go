@@ -73,6 +73,8 @@ func (h *Handler) forwarded(ctx *fasthttp.RequestCtx, remote string, host []byte
 // Anything that is not an address (an empty entry too) ends the walk: what
 // lies left of it cannot be told apart from what the client wrote.
 func (h *Handler) forwardedFor(lines [][]byte, remote string) string {
+	var client netip.Addr
+walk:
 	for i := len(lines) - 1; i >= 0; i-- {
 		v := lines[i]
 		for more := true; more; {
@@ -84,15 +86,18 @@ func (h *Handler) forwardedFor(lines [][]byte, remote string) string {
 			}
 			a, err := netip.ParseAddr(string(bytes.TrimSpace(item)))
 			if err != nil {
-				return remote
+				break walk
 			}
-			remote = netip.AddrPortFrom(a.Unmap(), 0).String()
+			client = a.Unmap()
 			if !h.trusted(a) {
-				return remote
+				break walk
 			}
 		}
 	}
-	return remote
+	if !client.IsValid() {
+		return remote
+	}
+	return netip.AddrPortFrom(client, 0).String()
 }
 
 // forwardedRFC walks the Forwarded elements of all lines from the right, as
@@ -101,33 +106,42 @@ func (h *Handler) forwardedFor(lines [][]byte, remote string) string {
 // a trusted proxy wrote about the request it received. A line that does not
 // parse ends the walk as an unknown for= does: lines right of it, which the
 // proxies appended, still count, and a client cannot void them by sending a
-// malformed line of its own.
+// malformed line of its own. So does a line with more trusted hops than the
+// ring keeps, which no real chain of proxies writes.
 func (h *Handler) forwardedRFC(lines [][]byte, remote string, host []byte, tls bool) (string, []byte, bool) {
-	var scratch [4]forwardedElem
+	var ring forwardedRing
+	var client netip.Addr
+walk:
 	for i := len(lines) - 1; i >= 0; i-- {
-		elems, ok := parseForwarded(scratch[:0], lines[i])
-		if !ok {
-			return remote, host, tls
+		if !parseForwarded(&ring, lines[i]) {
+			break
 		}
-		for j := len(elems) - 1; j >= 0; j-- {
-			e := elems[j]
-			if !e.addr.IsValid() {
-				return remote, host, tls
+		for j := 0; j < ring.n; j++ {
+			e, kept := ring.fromRight(j)
+			if !kept {
+				break walk
 			}
-			remote = netip.AddrPortFrom(e.addr, 0).String()
-			switch {
-			case bytes.EqualFold(e.proto, []byte("https")):
+			a := e.addr()
+			if !a.IsValid() {
+				break walk
+			}
+			client = a
+			switch proto := e.proto.bytes(); {
+			case bytes.EqualFold(proto, []byte("https")):
 				tls = true
-			case bytes.EqualFold(e.proto, []byte("http")):
+			case bytes.EqualFold(proto, []byte("http")):
 				tls = false
 			}
-			if len(e.host) > 0 && validHost(e.host) {
-				host = e.host
+			if eh := e.host.bytes(); len(eh) > 0 && validHost(eh) {
+				host = eh
 			}
-			if !h.trusted(e.addr) {
-				return remote, host, tls
+			if !h.trusted(client) {
+				break walk
 			}
 		}
+	}
+	if client.IsValid() {
+		remote = netip.AddrPortFrom(client, 0).String()
 	}
 	return remote, host, tls
 }
