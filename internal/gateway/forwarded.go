@@ -25,7 +25,7 @@ func (v fwdValue) bytes() []byte {
 	}
 	out := make([]byte, 0, len(v.raw))
 	for i := 0; i < len(v.raw); i++ {
-		if v.raw[i] == '\\' {
+		if v.raw[i] == '\\' && i+1 < len(v.raw) {
 			i++
 		}
 		out = append(out, v.raw[i])
