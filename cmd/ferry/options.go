@@ -157,7 +157,7 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 	return gateway.Options{
 		Debug: s.Debug, Static: static, Logger: log, Compression: compression,
 		MaxHeaders: s.MaxHeaders, MaxBodySize: int64(s.MaxBodySize), BodyBufferSize: int64(s.BodyBufferSize),
-		TrustedProxies: proxies, RoadRunner: rrCodec(c.Pool.Protocol),
+		TrustedProxies: proxies, UnderscoresInHeaders: s.UnderscoreHeaders, RoadRunner: rrCodec(c.Pool.Protocol),
 		Uploads: gateway.UploadLimits{
 			Dir: u.Dir, MaxFiles: u.MaxFiles, MaxParts: u.MaxParts, MaxHeaderBytes: int(u.MaxPartHeaderSize),
 			MaxDiskBytes: int64(s.MaxBodySize), Forbid: u.Forbid,

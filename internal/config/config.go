@@ -55,6 +55,7 @@ type ServerConfig struct {
 	BodyBufferSize    Size              `yaml:"body_buffer_size"` // bodies above this are spooled to a file
 	TrustedProxies    []string          `yaml:"trusted_proxies"`  // CIDRs whose X-Forwarded-* headers are believed
 	Debug             bool              `yaml:"debug"`
+	UnderscoreHeaders bool              `yaml:"underscores_in_headers"` // keep header names with "_", which nginx drops
 	AccessLog         AccessLogConfig   `yaml:"access_log"`
 	Tracing           TracingConfig     `yaml:"tracing"`
 	RequestID         bool              `yaml:"request_id"`  // keep or make X-Request-Id, pass it to PHP, echo it
@@ -206,6 +207,7 @@ func Default() *Config {
 			RequestID:         false,
 			Watch:             []string{},
 			TrustedProxies:    []string{},
+			UnderscoreHeaders: false,
 			Static: StaticConfig{
 				Prefix: "/",
 				Forbid: []string{".php", ".htaccess"},

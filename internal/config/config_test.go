@@ -26,6 +26,7 @@ func TestDefaults(t *testing.T) {
 		{"server.max_body_size", d.Server.MaxBodySize, Size(8 << 20)},
 		{"server.max_header_size", d.Server.MaxHeaderSize, Size(64 << 10)},
 		{"server.debug", d.Server.Debug, false},
+		{"server.underscores_in_headers", d.Server.UnderscoreHeaders, false},
 		{"server.access_log.enabled", d.Server.AccessLog.Enabled, false},
 		{"server.access_log.format", d.Server.AccessLog.Format, "json"},
 		{"server.access_log.path", d.Server.AccessLog.Path, "stderr"},

@@ -40,6 +40,10 @@ type Options struct {
 	RoadRunner     RRCodec      // 0: Ferry workers; else RoadRunner's payloads (rr.go)
 	Compression    *Compression // nil: answers go as PHP wrote them
 	Logger         *slog.Logger
+
+	// UnderscoresInHeaders keeps header fields whose name holds "_"
+	// (server.underscores_in_headers); by default they never reach PHP.
+	UnderscoresInHeaders bool
 }
 
 // Handler sends requests to the pool.
@@ -92,6 +96,11 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	if r := checkRequest(ctx, h.opt.MaxHeaders); r != nil {
 		h.reject(ctx, r.status, r.msg)
 		return
+	}
+	if !h.opt.UnderscoresInHeaders {
+		if names := dropUnderscored(&ctx.Request.Header); names != nil {
+			h.log.Debug("dropped request header fields with \"_\" in the name", "names", names, "uri", string(ctx.RequestURI()))
+		}
 	}
 	if h.opt.Static.serve(ctx) {
 		h.discardBody(ctx)
