@@ -87,6 +87,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.reject(ctx, r.status, r.msg)
 		return
 	}
+	if answerAsterisk(ctx) {
+		return
+	}
 	if h.opt.Static.serve(ctx) {
 		h.discardBody(ctx)
 		return
