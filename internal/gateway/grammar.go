@@ -40,7 +40,7 @@ const (
 	cTolerated             // outside RFC 3986, passed in path and query (see above)
 	cHex                   // HEXDIG
 	cRegName               // unreserved and sub-delims
-	cPathFast              // a path byte that needs no closer look: cPchar|cTolerated but '.'
+	cPathFast              // a path byte that needs no closer look: cPchar and cTolerated
 	cQuery                 // any byte of a query
 )
 
@@ -61,7 +61,7 @@ var uriClass = func() (t [256]uint8) {
 	set("/?%", cQuery)
 	set("0123456789abcdefABCDEF", cHex)
 	for c := range t {
-		if t[c]&(cPchar|cTolerated) != 0 && c != '.' {
+		if t[c]&(cPchar|cTolerated) != 0 {
 			t[c] |= cPathFast
 		}
 	}
@@ -98,7 +98,8 @@ func parseTarget(method, t []byte) targetForm {
 
 // validOrigin checks origin-form = absolute-path [ "?" query ]. The first
 // loop is the whole cost for the usual target: with no escape and no segment
-// that starts with a dot, a path can hold neither a NUL nor a dot-segment.
+// that starts with a dot ('/' then '.'), a path can hold neither a NUL nor a
+// dot-segment.
 func validOrigin(t []byte) bool {
 	for i := 0; i < len(t); i++ {
 		c := t[i]
