@@ -40,7 +40,8 @@ const (
 	cTolerated             // outside RFC 3986, passed in path and query (see above)
 	cHex                   // HEXDIG
 	cRegName               // unreserved and sub-delims
-	cPathFast              // a path byte that needs no closer look: cPchar and cTolerated
+	cPathFast              // a path byte that needs no closer look: '/', cPchar and cTolerated but '.'
+	cNameFast              // a reg-name byte but '.'
 	cQuery                 // any byte of a query
 )
 
@@ -61,8 +62,11 @@ var uriClass = func() (t [256]uint8) {
 	set("/?%", cQuery)
 	set("0123456789abcdefABCDEF", cHex)
 	for c := range t {
-		if t[c]&(cPchar|cTolerated) != 0 {
+		if t[c]&(cPchar|cTolerated) != 0 && c != '.' || c == '/' {
 			t[c] |= cPathFast
+		}
+		if t[c]&cRegName != 0 && c != '.' {
+			t[c] |= cNameFast
 		}
 	}
 	return
@@ -103,7 +107,7 @@ func parseTarget(method, t []byte) targetForm {
 func validOrigin(t []byte) bool {
 	for i := 0; i < len(t); i++ {
 		c := t[i]
-		if uriClass[c]&cPathFast != 0 || c == '/' && (i+1 == len(t) || t[i+1] != '.') {
+		if uriClass[c]&cPathFast != 0 || c == '.' && t[i-1] != '/' { // t[0] is '/'
 			continue
 		}
 		if c == '?' {
@@ -227,10 +231,14 @@ func validHostPort(b []byte, needPort bool) bool {
 			port = rest[1:]
 		}
 	} else {
-		if i := bytes.IndexByte(b, ':'); i >= 0 {
-			host, port = b[:i], b[i+1:]
+		i := regNameEnd(b)
+		if i < len(b) {
+			if b[i] != ':' {
+				return false
+			}
+			port = b[i+1:]
 		}
-		if !validRegName(host) {
+		if host = b[:i]; len(host) == 0 || len(host) == 1 && host[0] == '.' {
 			return false
 		}
 	}
@@ -240,22 +248,20 @@ func validHostPort(b []byte, needPort bool) bool {
 	return validPort(port)
 }
 
-// validRegName checks a registered name (an IPv4address is one too). Empty,
-// "." and names with an empty label are refused as nginx does; a
-// percent-encoded name is refused although RFC 3986 allows it: clients send
-// IDNA A-labels, and fasthttp would decode it into the host PHP is given.
-func validRegName(h []byte) bool {
-	if len(h) == 0 || len(h) == 1 && h[0] == '.' {
-		return false
-	}
-	prev := byte(0)
-	for _, c := range h {
-		if uriClass[c]&cRegName == 0 || c == '.' && prev == '.' {
-			return false
+// regNameEnd returns where the registered name at the start of b ends (an
+// IPv4address is one too). Its caller refuses an empty name and "."; an empty
+// label ("a..b") ends the name early, so that what follows is refused: all
+// three as nginx does. A percent-encoded name is refused although RFC 3986
+// allows it: clients send IDNA A-labels, and fasthttp would decode it into the
+// host PHP is given.
+func regNameEnd(b []byte) int {
+	for i, c := range b {
+		if uriClass[c]&cNameFast != 0 || c == '.' && (i == 0 || b[i-1] != '.') {
+			continue
 		}
-		prev = c
+		return i
 	}
-	return true
+	return len(b)
 }
 
 func validPort(p []byte) bool {
