@@ -232,6 +232,22 @@ pool:
 		{"GET", "//evil/y?u=http://z", "good", "/evil/y"},
 		{"GET", "/same", "a", "/same"},
 	}
+	if _, err := exec.LookPath("curl"); err == nil {
+		// curl --http2 on http:// upgrades (Upgrade: h2c): the first request
+		// is answered on stream 1 and gets the same checks.
+		for _, c := range []struct{ target, host, want string }{
+			{"//evil/up?u=http://y", "good", "200 2"},
+			{"/x", "a/b", "400 2"},
+			{"/x", "a..b", "400 2"},
+		} {
+			out, _ := exec.Command("curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{http_version}", "--http2",
+				"--request-target", c.target, "-H", "Host: "+c.host, s.url+"/x").Output()
+			if string(out) != c.want {
+				t.Errorf("curl --http2 %s Host %s: %q, want %q", c.target, c.host, out, c.want)
+			}
+		}
+		want = append(want, [4]string{"GET", "//evil/up?u=http://y", "good", "/evil/up"})
+	}
 	if seen := seenByPHP(t, log); fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Fatalf("PHP saw\n%q\nwant\n%q", seen, want)
 	}
