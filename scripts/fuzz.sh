@@ -28,6 +28,7 @@ fuzz ./internal/config FuzzParseRoadRunner 5s &&
 fuzz ./internal/gateway FuzzScanAnswer 5s &&
 fuzz ./internal/gateway FuzzEncodeRequest 5s &&
 fuzz ./internal/gateway FuzzTargetShortcut 5s &&
+fuzz ./internal/gateway FuzzTargetGrammar 10s &&
 fuzz ./internal/gateway FuzzMultipart 5s &&
 fuzz ./internal/gateway FuzzStaticPath 5s &&
 fuzz ./internal/rrproto FuzzDecodeResponse 5s &&

@@ -28,13 +28,9 @@ func checkRequest(ctx *fasthttp.RequestCtx, maxHeaders int) *rejection {
 	if !http11 && string(proto) != "HTTP/1.0" {
 		return &rejection{fasthttp.StatusHTTPVersionNotSupported, "HTTP version not supported"}
 	}
-	if h.IsConnect() {
-		return &rejection{fasthttp.StatusMethodNotAllowed, "CONNECT is not supported"}
-	}
-	for _, c := range h.RequestURI() {
-		if c <= ' ' || c == 0x7f {
-			return &rejection{fasthttp.StatusBadRequest, "invalid character in the request target"}
-		}
+	form := parseTarget(h.Method(), h.RequestURI())
+	if form == formInvalid {
+		return &rejection{fasthttp.StatusBadRequest, "invalid request target"}
 	}
 	lines, hosts, lengths, encodings := scanRawHeaders(h.RawHeaders())
 	switch {
@@ -49,8 +45,62 @@ func checkRequest(ctx *fasthttp.RequestCtx, maxHeaders int) *rejection {
 		// broken proxy; serving it and keeping the connection lets a body
 		// run as a second request.
 		return &rejection{fasthttp.StatusBadRequest, "both Content-Length and Transfer-Encoding"}
+	case hosts == 1 && !validHostField(h.Host()):
+		return &rejection{fasthttp.StatusBadRequest, "invalid Host header"}
+	}
+	return settleTarget(ctx, form)
+}
+
+// settleTarget refuses CONNECT, now that its request is known to be well
+// formed, and leaves fasthttp's URI, which the static files, PHP's path and
+// host and the redirect read, the one the target names.
+func settleTarget(ctx *fasthttp.RequestCtx, form targetForm) *rejection {
+	req := &ctx.Request
+	switch form {
+	case formAuthority:
+		// A CONNECT with the target its method requires: the method is what
+		// is refused (the front is no proxy), as nginx answers a CONNECT it
+		// parses. Any other target with CONNECT was a 400 above.
+		return &rejection{fasthttp.StatusMethodNotAllowed, "CONNECT is not supported"}
+	case formAbsolute:
+		// RFC 9112 §3.2.2: the target's authority replaces Host, and PHP
+		// gets the origin-form as its request URI, as nginx gives it.
+		authority, rest, _ := splitAbsolute(req.Header.RequestURI())
+		req.Header.SetHostBytes(authority) // before rest, which shares its bytes, is moved
+		if len(rest) == 0 || rest[0] != '/' {
+			rest = append([]byte{'/'}, rest...)
+		}
+		req.SetRequestURIBytes(rest)
+	}
+	if uri := req.Header.RequestURI(); len(uri) > 1 && uri[0] == '/' && uri[1] == '/' {
+		// fasthttp reads a target starting with "//" as scheme-relative when
+		// Host is empty or "://" follows anywhere in it, and takes its first
+		// segment for the host ("//evil/x?u=http://y" gave PHP the host
+		// "evil"). Leading slashes collapse in the path it gives anyway, so
+		// its URI is parsed from the target with one.
+		i := 1
+		for i < len(uri) && uri[i] == '/' {
+			i++
+		}
+		u := req.URI()
+		u.Parse(req.Header.Host(), uri[i-1:])
+		if ctx.IsTLS() {
+			u.SetScheme("https")
+		}
 	}
 	return nil
+}
+
+// answerAsterisk answers OPTIONS * (the only method checkRequest lets
+// through with it): it asks about the server, not a resource of PHP's, and
+// neither nginx nor Apache hands it to PHP.
+func answerAsterisk(ctx *fasthttp.RequestCtx) bool {
+	if uri := ctx.Request.Header.RequestURI(); len(uri) != 1 || uri[0] != '*' {
+		return false
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.Header.SetContentLength(0)
+	return true
 }
 
 // scanRawHeaders counts header lines and the fields whose repetition or

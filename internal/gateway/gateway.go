@@ -102,6 +102,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 			h.log.Debug("dropped request header fields with \"_\" in the name", "names", names, "uri", string(ctx.RequestURI()))
 		}
 	}
+	if answerAsterisk(ctx) {
+		return
+	}
 	if h.opt.Static.serve(ctx) {
 		h.discardBody(ctx)
 		return

@@ -283,6 +283,8 @@ func upgradeRequest(ctx *fasthttp.RequestCtx) (*http.Request, error) {
 		}
 		req.Header.Add(string(k), string(v))
 	})
-	req.Host = string(ctx.Host())
+	// The Host field as sent, not fasthttp's reading of the target: the
+	// HTTP/2 side checks it and settles the host as for any request.
+	req.Host = string(ctx.Request.Header.Host())
 	return req, nil
 }

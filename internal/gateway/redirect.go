@@ -16,6 +16,9 @@ func RedirectTLS(tlsAddr string) fasthttp.RequestHandler {
 			ctx.SetConnectionClose()
 			return
 		}
+		if answerAsterisk(ctx) {
+			return
+		}
 		host := string(ctx.Host())
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h

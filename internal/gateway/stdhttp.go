@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"io"
@@ -166,6 +167,7 @@ type stdConn struct {
 	local  net.Addr
 	ctx    context.Context
 	tls    *tls.ConnectionState
+	hosts  []string // the request's Host field lines
 }
 
 // stdTLSConn is the same over TLS: fasthttp's IsTLS looks for these methods,
@@ -184,6 +186,7 @@ func (c *stdConn) reset(r *http.Request) {
 	}
 	c.ctx = r.Context()
 	c.tls = r.TLS
+	c.hosts = r.Header["Host"]
 }
 
 type stdAddr string
@@ -252,19 +255,46 @@ func stdContext(c net.Conn) (context.Context, bool) {
 }
 
 // checkStd is checkRequest for a request net/http has already parsed and
-// framed: only the limits that are Ferry's own remain.
+// framed: the target and Host grammar and the limits that are Ferry's own.
 func checkStd(ctx *fasthttp.RequestCtx, maxHeaders int) *rejection {
 	h := &ctx.Request.Header
-	if h.IsConnect() {
-		return &rejection{fasthttp.StatusMethodNotAllowed, "CONNECT is not supported"}
+	form := parseTarget(h.Method(), h.RequestURI())
+	if form == formAbsolute && string(h.Protocol()) == "HTTP/2.0" {
+		form = formInvalid // RFC 9113 §8.3.1: :path is origin-form or "*"
 	}
-	for _, c := range h.RequestURI() {
-		if c <= ' ' || c == 0x7f {
-			return &rejection{fasthttp.StatusBadRequest, "invalid character in the request target"}
-		}
+	if form == formInvalid {
+		return &rejection{fasthttp.StatusBadRequest, "invalid request target"}
 	}
 	if h.Len() > maxHeaders {
 		return &rejection{fasthttp.StatusRequestHeaderFieldsTooLarge, "too many request header fields"}
+	}
+	// net/http gives :authority, or else the Host field, as the host;
+	// HTTP/1.1 it has checked for one Host line already.
+	host := h.Host()
+	switch {
+	case len(host) == 0 && string(h.Protocol()) != "HTTP/1.0":
+		return &rejection{fasthttp.StatusBadRequest, "missing required Host header"}
+	case len(host) > 0 && !validHostField(host):
+		return &rejection{fasthttp.StatusBadRequest, "invalid Host header"}
+	}
+	// HTTP/2 keeps a Host field beside :authority in the header; it must
+	// name the same host (RFC 9113 §8.3.1) and be valid and single.
+	if lines := stdHostLines(ctx.Conn()); len(lines) > 1 {
+		return &rejection{fasthttp.StatusBadRequest, "more than one Host header"}
+	} else if len(lines) == 1 && !bytes.EqualFold([]byte(lines[0]), host) {
+		return &rejection{fasthttp.StatusBadRequest, "Host header differs from :authority"}
+	}
+	return settleTarget(ctx, form)
+}
+
+// stdHostLines are the Host field lines net/http left in the header (HTTP/2
+// only: its HTTP/1 server removes them).
+func stdHostLines(c net.Conn) []string {
+	switch sc := c.(type) {
+	case *stdConn:
+		return sc.hosts
+	case *stdTLSConn:
+		return sc.hosts
 	}
 	return nil
 }
