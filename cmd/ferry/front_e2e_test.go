@@ -329,10 +329,10 @@ func TestTrustedProxies(t *testing.T) {
 		if spoofed != trusted {
 			t.Fatalf("trusted=%v: forwarded headers applied=%v: %s", trusted, spoofed, body)
 		}
-		// RFC 7239, which wins over X-Forwarded-* when both come.
+		// RFC 7239, which wins over X-Forwarded-* when both come and agree.
 		req, _ = http.NewRequest("GET", s.url+"/echo", nil)
 		req.Header.Set("Forwarded", `for=198.51.100.7;proto=https;host=shop.example, for=127.0.0.1`)
-		req.Header.Set("X-Forwarded-For", "203.0.113.9")
+		req.Header.Set("X-Forwarded-For", "198.51.100.7")
 		resp, err = client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -341,6 +341,18 @@ func TestTrustedProxies(t *testing.T) {
 		applied := strings.Contains(body, `"remote":"198.51.100.7`) && strings.Contains(body, `"scheme":"https"`) && strings.Contains(body, `"host":"shop.example"`)
 		if applied != trusted || strings.Contains(body, `"remote":"203.0.113.9`) {
 			t.Fatalf("trusted=%v: Forwarded applied=%v: %s", trusted, applied, body)
+		}
+		// When they name different clients, one is the client's word: neither counts.
+		req, _ = http.NewRequest("GET", s.url+"/echo", nil)
+		req.Header.Set("Forwarded", `for=198.51.100.7;proto=https;host=shop.example`)
+		req.Header.Set("X-Forwarded-For", "203.0.113.9")
+		resp, err = client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = readAll(t, resp)
+		if !strings.Contains(body, `"remote":"127.0.0.1`) || strings.Contains(body, `"scheme":"https"`) {
+			t.Fatalf("trusted=%v: conflicting Forwarded and X-Forwarded-For: %s", trusted, body)
 		}
 	}
 }

@@ -69,7 +69,10 @@ func TestForwardedHeadersAcrossFieldLines(t *testing.T) {
 		{"forwarded: a malformed client line", []hdr{{"Forwarded", `for="6.6.6.6`}, {"Forwarded", "for=192.0.2.60;proto=https"}}, "192.0.2.60:0", "peer", true},
 		{"forwarded: a malformed last line", []hdr{{"Forwarded", "for=192.0.2.60"}, {"Forwarded", "for="}}, "10.0.0.5:1234", "peer", false},
 		{"forwarded: an empty last line", []hdr{{"Forwarded", "for=6.6.6.6"}, {"Forwarded", " , "}, {"Forwarded", "for=192.0.2.60"}}, "192.0.2.60:0", "peer", false},
-		{"forwarded wins over every xff line", []hdr{{"X-Forwarded-For", "6.6.6.6"}, {"Forwarded", "for=192.0.2.60"}, {"X-Forwarded-For", "7.7.7.7"}}, "192.0.2.60:0", "peer", false},
+		{"forwarded and xff naming other clients: neither", []hdr{{"X-Forwarded-For", "6.6.6.6"}, {"Forwarded", "for=192.0.2.60"}, {"X-Forwarded-For", "7.7.7.7"}}, "10.0.0.5:1234", "peer", false},
+		// A proxy that appends to X-Forwarded-For only passes the client's Forwarded on.
+		{"a client's forwarded behind an xff proxy", []hdr{{"Forwarded", "for=6.6.6.6;proto=https;host=evil"}, {"X-Forwarded-For", "192.0.2.1"}}, "10.0.0.5:1234", "peer", false},
+		{"forwarded and xff agreeing", []hdr{{"X-Forwarded-For", "192.0.2.60, 10.1.1.1"}, {"Forwarded", "for=192.0.2.60;proto=https;host=shop.example, for=10.1.1.1"}}, "192.0.2.60:0", "shop.example", true},
 		// A name with "_" is another field: it never counts as X-Forwarded-For
 		// (server.underscores_in_headers: true keeps it for PHP, no more).
 		{"x_forwarded_for is not x-forwarded-for", []hdr{{"X-Forwarded-For", "192.0.2.1"}, {"X_Forwarded_For", "6.6.6.6"}, {"X_Forwarded_Proto", "https"}, {"Forwarded_", "for=6.6.6.6"}}, "192.0.2.1:0", "peer", false},

@@ -51,8 +51,16 @@ func (h *Handler) forwarded(ctx *fasthttp.RequestCtx, remote string, host []byte
 	hdr := &ctx.Request.Header
 	// PeekAll reuses one buffer: each result is used up before the next call.
 	if lines := hdr.PeekAll("Forwarded"); len(lines) > 0 {
-		// RFC 7239 wins over the X-Forwarded-* headers when a trusted proxy sends it.
-		return h.forwardedRFC(lines, remote, host, tls)
+		// RFC 7239 wins over the X-Forwarded-* headers when a trusted proxy
+		// sends it. But a proxy that manages only X-Forwarded-For passes a
+		// client's own Forwarded on untouched: when the two name different
+		// clients, one of them is the client's word, and neither is believed
+		// (Symfony refuses such a request for the same reason).
+		fr, fh, ft := h.forwardedRFC(lines, remote, host, tls)
+		if xff := hdr.PeekAll("X-Forwarded-For"); len(xff) > 0 && h.forwardedFor(xff, remote) != fr {
+			return remote, host, tls
+		}
+		return fr, fh, ft
 	}
 	if lines := hdr.PeekAll("X-Forwarded-For"); len(lines) > 0 {
 		remote = h.forwardedFor(lines, remote)
