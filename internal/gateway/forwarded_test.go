@@ -62,6 +62,8 @@ func TestForwardedHeadersAcrossFieldLines(t *testing.T) {
 		{"xfp: the last line's", []hdr{{"X-Forwarded-Proto", "https"}, {"X-Forwarded-Proto", "http"}}, "10.0.0.5:1234", "peer", false},
 		{"xfp: https in the last line", []hdr{{"X-Forwarded-Proto", "http"}, {"X-Forwarded-Proto", "https"}}, "10.0.0.5:1234", "peer", true},
 		{"xfh: the last line's", []hdr{{"X-Forwarded-Host", "evil"}, {"X-Forwarded-Host", "shop.example"}}, "10.0.0.5:1234", "shop.example", false},
+		{"xfh: not a uri-host[:port]", []hdr{{"X-Forwarded-Host", "a:x"}}, "10.0.0.5:1234", "peer", false},
+		{"forwarded host: not a uri-host[:port]", []hdr{{"Forwarded", `for=192.0.2.60;host="[zz]"`}}, "192.0.2.60:0", "peer", false},
 		{"forwarded: the client's own line", []hdr{{"Forwarded", "for=6.6.6.6;proto=https;host=evil"}, {"Forwarded", "for=192.0.2.60"}}, "192.0.2.60:0", "peer", false},
 		{"forwarded: proto and host of the client's hop", []hdr{{"Forwarded", "for=6.6.6.6;proto=https;host=evil"}, {"Forwarded", "for=192.0.2.60;proto=http;host=shop.example"}}, "192.0.2.60:0", "shop.example", false},
 		{"forwarded: trusted hops span lines", []hdr{{"Forwarded", "for=6.6.6.6;host=evil, for=192.0.2.60;proto=https"}, {"Forwarded", "for=10.1.1.1;proto=http"}}, "192.0.2.60:0", "peer", true},

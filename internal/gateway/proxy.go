@@ -167,13 +167,6 @@ func lastItem(lines [][]byte) []byte {
 	return bytes.TrimSpace(v)
 }
 
-// validHost accepts what may stand in a Host header: no spaces, slashes or
-// controls, so a forged value cannot smuggle a path or a second field.
-func validHost(h []byte) bool {
-	for _, c := range h {
-		if c <= ' ' || c == '/' || c == '\\' || c == 0x7f || c == '@' {
-			return false
-		}
-	}
-	return true
-}
+// validHost accepts what a Host header may hold (grammar.go): a forwarded
+// host replaces the Host PHP sees, so it passes the same check.
+func validHost(h []byte) bool { return validHostField(h) }
