@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	stdlog "log"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -39,7 +41,7 @@ func StdServer(next fasthttp.RequestHandler, l ServerLimits, streams int, tls bo
 			// An HTTP/2 header block is not bounded by MaxHeaderBytes alone.
 			MaxDecoderHeaderTableSize: 4096,
 		},
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog: stdlog.New(connErrors{log}, "", 0),
 	}
 }
 
@@ -49,4 +51,16 @@ func (h *stdHandler) setWriteDeadline(w http.ResponseWriter) {
 	if h.writeTimeout > 0 {
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.writeTimeout))
 	}
+}
+
+// connErrors gives net/http's and x/net/http2's messages about one client's
+// broken connection (a bad preface, a protocol error) the fixed message
+// fasthttp's get (fastLogger in cmd/ferry): each text names the client, and
+// under one message the rate limiter sees a flood of them as the repeats
+// they are.
+type connErrors struct{ log *slog.Logger }
+
+func (w connErrors) Write(p []byte) (int, error) {
+	w.log.Warn("client connection error", "detail", strings.TrimSpace(string(p)))
+	return len(p), nil
 }
