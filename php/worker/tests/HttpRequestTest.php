@@ -91,6 +91,16 @@ final class HttpRequestTest extends TestCase
         self::assertSame($cookies, Request::fromContext(self::context(['cookies' => $cookies]), '')->cookies);
     }
 
+    public function testFormBodyWithNulBytesIsReadAsPhpReadsPost(): void
+    {
+        $r = Request::fromContext(self::context([
+            'method' => 'POST',
+            'headers' => ['Content-Type' => ['application/x-www-form-urlencoded']],
+        ]), "a=1\0x&b\0c=2&d=%\0");
+        // PHP's $_POST for these bytes: the value keeps its NUL, the name ends at it.
+        self::assertSame(['a' => "1\0x", 'b' => '2', 'd' => "%\0"], $r->post());
+    }
+
     public function testQueryIsParsedLikeGet(): void
     {
         $r = Request::fromContext(self::context(), '');

@@ -165,7 +165,9 @@ final class Request
             if ($this->parsed) {
                 $this->post = Form::fields($this->form);
             } elseif ($this->mediaType() === 'application/x-www-form-urlencoded' && ($body = $this->body()) !== '') {
-                parse_str($body, $this->post);
+                // PHP reads a form body past a NUL byte, where parse_str() stops at it; as "%00"
+                // the byte decodes to the same name and value.
+                parse_str(str_contains($body, "\0") ? str_replace("\0", '%00', $body) : $body, $this->post);
             }
         }
 
