@@ -253,6 +253,36 @@ func TestInputsParsedAsPHPDoes(t *testing.T) {
 	}
 }
 
+// FPM behind nginx is the other reference. Not for two Cookie lines, where
+// nginx decides what FPM gets: 1.23 and later join them with "; ", as Ferry
+// does (and HTTP/2 does, RFC 9113 §8.2.3), older ones pass the last only.
+func TestInputsParsedAsFPMDoes(t *testing.T) {
+	nginx, err1 := exec.LookPath("nginx")
+	fpm, err2 := exec.LookPath("php-fpm8.2")
+	if err1 != nil || err2 != nil {
+		t.Skip("nginx or php-fpm8.2 not installed (Debian: nginx-light php8.2-fpm)")
+	}
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	script, err := os.ReadFile(filepath.Join(mustWd(t), "testdata", "inputs_php.php"))
+	if err == nil {
+		err = os.Mkdir(app, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(app, "index.php"), script, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	fpmURL := startNginxFPM(t, nginx, fpm, app, dir)
+	t.Setenv("FERRY_PHP_EXTENSION", "off")
+	cfg := strings.Replace(appConfig(""), "testdata/app.php", "testdata/inputs.php", 1)
+	s := startFerry(t, strings.Replace(cfg, "num_workers: 2", "num_workers: 1", 1))
+	// php -S drops a "?" that starts the query; nginx and FPM keep it, as Ferry does.
+	cases := append(inputsCases(t, 150), inputsRequest{query: "?a=1&?b"})
+	compareInputs(t, strings.TrimPrefix(s.url, "http://"), strings.TrimPrefix(fpmURL, "http://"), cases)
+}
+
 func mustWd(t *testing.T) string {
 	wd, err := os.Getwd()
 	if err != nil {
