@@ -21,6 +21,7 @@ type cookieTree struct {
 	// overwrite drops the cookie rule: a later top-level name replaces an
 	// earlier one, as for any other PHP input (parse_str()).
 	overwrite bool
+	slab      []cnode
 }
 
 type ckey struct {
@@ -42,6 +43,20 @@ type cnode struct {
 	entries []centry
 	index   map[ckey]int
 	next    int64 // math.MinInt64: no integer key yet, "[]" gives 0
+	first   [1]centry
+}
+
+// newNode holds its first entry inline and comes from a slab: a name nests
+// one array in another at each "[...]", most of them with one entry, and a
+// header of deep names must not cost an allocation per level.
+func (t *cookieTree) newNode() *cnode {
+	if len(t.slab) == cap(t.slab) {
+		t.slab = make([]cnode, 0, 64)
+	}
+	t.slab = append(t.slab, cnode{next: math.MinInt64})
+	n := &t.slab[len(t.slab)-1]
+	n.entries = n.first[:0]
+	return n
 }
 
 func newCookieTree(nesting int) *cookieTree {
@@ -130,15 +145,15 @@ func (n *cnode) del(k ckey) {
 
 // arrayAt is the step into "[k]" of a name: the array there, a new one when
 // the key is missing or holds a string (PHP replaces it).
-func (n *cnode) arrayAt(k ckey) *cnode {
+func (t *cookieTree) arrayAt(n *cnode, k ckey) *cnode {
 	if i := n.find(k); i >= 0 {
 		e := &n.entries[i]
 		if e.arr == nil {
-			e.str, e.arr = nil, &cnode{next: math.MinInt64}
+			e.str, e.arr = nil, t.newNode()
 		}
 		return e.arr
 	}
-	return n.add(centry{key: k, arr: &cnode{next: math.MinInt64}}).arr
+	return n.add(centry{key: k, arr: t.newNode()}).arr
 }
 
 // register adds one cookie (value already decoded) as
@@ -207,9 +222,9 @@ func (t *cookieTree) register(rawName, value []byte) {
 				next = name[start:ip]
 			}
 			if hasIndex {
-				cur = cur.arrayAt(phpKey(index))
+				cur = t.arrayAt(cur, phpKey(index))
 			} else {
-				arr := &cnode{next: math.MinInt64}
+				arr := t.newNode()
 				if !cur.push(nil, arr) {
 					return
 				}
@@ -238,8 +253,8 @@ func (t *cookieTree) register(rawName, value []byte) {
 func (t *cookieTree) appendTo(b phpArray) phpArray {
 	b = b.open(t.root.leaves())
 	var path []byte
-	for _, e := range t.root.entries {
-		switch {
+	for i := range t.root.entries {
+		switch e := &t.root.entries[i]; {
 		case e.dead:
 		case e.arr == nil && e.key.isInt:
 			b = b.int(e.key.i).bytes(e.str)
@@ -255,7 +270,8 @@ func (e *centry) appendLeaves(b phpArray, path []byte) phpArray {
 	if e.arr == nil {
 		return b.bytes(path).bytes(e.str)
 	}
-	for _, c := range e.arr.entries {
+	for i := range e.arr.entries {
+		c := &e.arr.entries[i]
 		if c.dead {
 			continue
 		}
