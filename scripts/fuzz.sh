@@ -27,6 +27,7 @@ fuzz ./internal/config '^FuzzParse$' 5s &&
 fuzz ./internal/config FuzzParseRoadRunner 5s &&
 fuzz ./internal/gateway FuzzScanAnswer 5s &&
 fuzz ./internal/gateway FuzzEncodeRequest 5s &&
+fuzz ./internal/gateway FuzzCookies 5s &&
 fuzz ./internal/gateway FuzzTargetShortcut 5s &&
 fuzz ./internal/gateway FuzzTargetGrammar 10s &&
 fuzz ./internal/gateway FuzzMultipart 5s &&

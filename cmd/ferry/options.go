@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ferry-php/ferry/internal/config"
@@ -158,11 +159,22 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 		Debug: s.Debug, Static: static, Logger: log, Compression: compression,
 		MaxHeaders: s.MaxHeaders, MaxBodySize: int64(s.MaxBodySize), BodyBufferSize: int64(s.BodyBufferSize),
 		TrustedProxies: proxies, UnderscoresInHeaders: s.UnderscoreHeaders, RoadRunner: rrCodec(c.Pool.Protocol),
+		MaxInputVars: iniInt(c.Pool.PHP.Ini, "max_input_vars"), MaxInputNesting: iniInt(c.Pool.PHP.Ini, "max_input_nesting_level"),
 		Uploads: gateway.UploadLimits{
 			Dir: u.Dir, MaxFiles: u.MaxFiles, MaxParts: u.MaxParts, MaxHeaderBytes: int(u.MaxPartHeaderSize),
 			MaxDiskBytes: int64(s.MaxBodySize), Forbid: u.Forbid,
 		},
 	}, nil
+}
+
+// iniInt is a pool.php.ini number the front needs too; 0 (PHP's default)
+// when it is not set or not a plain number.
+func iniInt(ini map[string]string, name string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(ini[name]))
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // httpServer sets the front's limits and timeouts as docs/config.md describes

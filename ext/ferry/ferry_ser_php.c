@@ -242,19 +242,16 @@ static zend_class_entry *find_request_class(uint32_t offsets[RP_COUNT])
 	return ce;
 }
 
-/* What Request::decodeCookies() returns unchanged: no name with ".", "[" or " ", string values without "%". */
+/* What Request::decodeCookies() returns unchanged: string values, no name with "[" (a nested cookie's path). */
 static bool cookies_as_sent(HashTable *cookies)
 {
 	zend_string *key;
 	zval *value;
 	ZEND_HASH_FOREACH_STR_KEY_VAL(cookies, key, value) {
-		if (key && strpbrk(ZSTR_VAL(key), ".[ ") != NULL) {
+		if (key && memchr(ZSTR_VAL(key), '[', ZSTR_LEN(key)) != NULL) {
 			return false;
 		}
-		if (key && memchr(ZSTR_VAL(key), '\0', ZSTR_LEN(key)) != NULL) {
-			return false; /* strpbrk() would stop at the NUL where PHP's does not */
-		}
-		if (Z_TYPE_P(value) != IS_STRING || memchr(Z_STRVAL_P(value), '%', Z_STRLEN_P(value)) != NULL) {
+		if (Z_TYPE_P(value) != IS_STRING) {
 			return false;
 		}
 	} ZEND_HASH_FOREACH_END();

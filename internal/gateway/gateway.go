@@ -39,7 +39,10 @@ type Options struct {
 	Static         *Static
 	RoadRunner     RRCodec      // 0: Ferry workers; else RoadRunner's payloads (rr.go)
 	Compression    *Compression // nil: answers go as PHP wrote them
-	Logger         *slog.Logger
+	// The workers' max_input_vars and max_input_nesting_level, which bound
+	// $_COOKIE as the front builds it; PHP's defaults (1000, 64) when <= 0.
+	MaxInputVars, MaxInputNesting int
+	Logger                        *slog.Logger
 
 	// UnderscoresInHeaders keeps header fields whose name holds "_"
 	// (server.underscores_in_headers); by default they never reach PHP.
@@ -64,6 +67,12 @@ func New(exec Executor, opt Options) *Handler {
 	}
 	if opt.MaxHeaders <= 0 {
 		opt.MaxHeaders = 100
+	}
+	if opt.MaxInputVars <= 0 {
+		opt.MaxInputVars = defaultMaxInputVars
+	}
+	if opt.MaxInputNesting <= 0 {
+		opt.MaxInputNesting = defaultMaxInputNesting
 	}
 	if opt.MaxBodySize <= 0 {
 		opt.MaxBodySize = 8 << 20

@@ -165,16 +165,6 @@ func validPath(p []byte) bool {
 	return true
 }
 
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
-}
-
 func validQuery(q []byte) bool {
 	for _, c := range q {
 		if uriClass[c]&cQuery == 0 {

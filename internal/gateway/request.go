@@ -31,11 +31,15 @@ func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]
 	}
 	l := scratchLists.Get().(*lists)
 	defer l.release()
-	cookies := collectCookies(l.cookies[:0], &req.Header)
-	l.usedCookies = len(cookies)
+	l.raw = rawCookie(l.raw[:0], ctx)
+	cookies, tree := h.parseCookies(l)
+	hasCookies := len(cookies) > 0
+	if tree != nil {
+		hasCookies = tree.root.leaves() > 0
+	}
 
 	n := 6 // method, uri, path, remote_addr, host, headers
-	for _, present := range [...]bool{len(query) > 0, !http11, tls, len(cookies) > 0, len(form) > 0, len(files) > 0, parsed, bodyFile != ""} {
+	for _, present := range [...]bool{len(query) > 0, !http11, tls, hasCookies, len(form) > 0, len(files) > 0, parsed, bodyFile != ""} {
 		if present {
 			n++
 		}
@@ -56,12 +60,8 @@ func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]
 		b = b.key(`s:6:"scheme";s:5:"https";`)
 	}
 	b = appendHeaders(b.key(`s:7:"headers";`), &req.Header, l)
-	if len(cookies) > 0 {
-		b = b.key(`s:7:"cookies";`).open(len(cookies))
-		for _, c := range cookies {
-			b = b.bytes(c[0]).bytes(c[1])
-		}
-		b = b.close()
+	if hasCookies {
+		b = appendCookies(b.key(`s:7:"cookies";`), cookies, tree)
 	}
 	if len(form) > 0 {
 		b = b.key(`s:4:"form";`).open(len(form))
@@ -108,6 +108,7 @@ type lists struct {
 	headers                  [48]kv
 	cookies                  [32][2][]byte
 	usedHeaders, usedCookies int
+	raw                      []byte // the Cookie header as sent
 }
 
 var scratchLists = sync.Pool{New: func() any { return new(lists) }}
@@ -118,13 +119,27 @@ func (l *lists) release() {
 	clear(l.headers[:min(l.usedHeaders, len(l.headers))])
 	clear(l.cookies[:min(l.usedCookies, len(l.cookies))])
 	l.usedHeaders, l.usedCookies = 0, 0
+	if cap(l.raw) > 16<<10 {
+		l.raw = nil // one huge header must not stay pinned in the pool
+	}
 	scratchLists.Put(l)
 }
 
 // appendHeaders groups repeated headers into lists, in first-seen order.
 func appendHeaders(b phpArray, h *fasthttp.RequestHeader, l *lists) phpArray {
 	all := l.headers[:0]
-	h.VisitAll(func(k, v []byte) { all = append(all, kv{k, v}) })
+	cookie := len(l.raw) > 0
+	h.VisitAll(func(k, v []byte) {
+		if cookie && string(k) == fasthttp.HeaderCookie {
+			// fasthttp's is rebuilt from its own cookie list, absent when
+			// that is empty ("Cookie: =").
+			v, cookie = l.raw, false
+		}
+		all = append(all, kv{k, v})
+	})
+	if cookie {
+		all = append(all, kv{[]byte(fasthttp.HeaderCookie), l.raw})
+	}
 	l.usedHeaders = len(all)
 	if len(all) > smallGroup {
 		return appendHeadersMap(b, all)
@@ -187,35 +202,4 @@ func first[T any](all []T, i int, eq func(a, b T) bool) bool {
 		}
 	}
 	return true
-}
-
-// collectCookies gathers what becomes $_COOKIE: the first occurrence of a
-// name wins, as in PHP; values stay raw (PHP urldecodes them, as under FPM).
-func collectCookies(all [][2][]byte, h *fasthttp.RequestHeader) [][2][]byte {
-	var seen map[string]struct{}
-	h.VisitAllCookie(func(k, v []byte) {
-		if len(k) == 0 {
-			return
-		}
-		if seen != nil {
-			if _, dup := seen[string(k)]; dup {
-				return
-			}
-			seen[string(k)] = struct{}{}
-			all = append(all, [2][]byte{k, v})
-			return
-		}
-		all = append(all, [2][]byte{k, v})
-		if !first(all, len(all)-1, func(a, b [2][]byte) bool { return bytes.Equal(a[0], b[0]) }) {
-			all = all[:len(all)-1]
-			return
-		}
-		if len(all) == smallGroup {
-			seen = make(map[string]struct{}, 2*smallGroup)
-			for _, c := range all {
-				seen[string(c[0])] = struct{}{}
-			}
-		}
-	})
-	return all
 }

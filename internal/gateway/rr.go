@@ -169,8 +169,41 @@ func (h *Handler) rrCommon(ctx *fasthttp.RequestCtx, buf []byte) rrRequest {
 	r.remote = []byte(remote)
 	r.uri = buf[start:]
 	var arr [32][2][]byte
-	r.cookies = collectCookies(arr[:0], &req.Header)
+	r.cookies = rrCookies(arr[:0], &req.Header)
 	return r
+}
+
+// rrCookies are the cookies as RoadRunner's Go side reads them (net/http's
+// parse, quotes off, no name without "="), not PHP's $_COOKIE: a RoadRunner
+// worker gets a flat name => value map and uses it as it is. The first of two
+// equal names wins.
+func rrCookies(all [][2][]byte, h *fasthttp.RequestHeader) [][2][]byte {
+	var seen map[string]struct{}
+	h.VisitAllCookie(func(k, v []byte) {
+		if len(k) == 0 {
+			return
+		}
+		if seen != nil {
+			if _, dup := seen[string(k)]; dup {
+				return
+			}
+			seen[string(k)] = struct{}{}
+			all = append(all, [2][]byte{k, v})
+			return
+		}
+		all = append(all, [2][]byte{k, v})
+		if !first(all, len(all)-1, func(a, b [2][]byte) bool { return bytes.Equal(a[0], b[0]) }) {
+			all = all[:len(all)-1]
+			return
+		}
+		if len(all) == smallGroup {
+			seen = make(map[string]struct{}, 2*smallGroup)
+			for _, c := range all {
+				seen[string(c[0])] = struct{}{}
+			}
+		}
+	})
+	return all
 }
 
 // unescapeCookie is what RoadRunner hands PHP: the value URL-decoded, or no

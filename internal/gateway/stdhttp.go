@@ -36,7 +36,7 @@ func (h *stdHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		ctx.Init2(c, nil, false)
 	}
-	copyRequest(&ctx.Request, r)
+	c.cookie = copyRequest(&ctx.Request, r)
 	h.next(ctx)
 	h.writeStd(w, r, ctx)
 	ctx.Request.Reset()
@@ -52,7 +52,9 @@ var (
 	stdConns = sync.Pool{New: func() any { c := new(stdConn); c.asTLS.stdConn = c; return c }}
 )
 
-func copyRequest(req *fasthttp.Request, r *http.Request) {
+// copyRequest returns the cookie fields joined, as sent: fasthttp keeps only
+// its own parse of them.
+func copyRequest(req *fasthttp.Request, r *http.Request) (cookie string) {
 	req.Header.SetMethod(r.Method)
 	req.Header.SetProtocol(stdProto(r))
 	req.SetRequestURI(r.RequestURI)
@@ -72,7 +74,8 @@ func copyRequest(req *fasthttp.Request, r *http.Request) {
 		}
 	}
 	if len(cookies) > 0 {
-		req.Header.Set("Cookie", strings.Join(cookies, "; "))
+		cookie = strings.Join(cookies, "; ")
+		req.Header.Set("Cookie", cookie)
 	}
 	switch {
 	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0:
@@ -84,6 +87,7 @@ func copyRequest(req *fasthttp.Request, r *http.Request) {
 		req.SetBodyStream(r.Body, -1)
 		req.Header.Del("Transfer-Encoding")
 	}
+	return cookie
 }
 
 func stdProto(r *http.Request) string {
@@ -168,6 +172,7 @@ type stdConn struct {
 	ctx    context.Context
 	tls    *tls.ConnectionState
 	hosts  []string // the request's Host field lines
+	cookie string   // the request's Cookie fields, joined
 }
 
 // stdTLSConn is the same over TLS: fasthttp's IsTLS looks for these methods,

@@ -70,7 +70,7 @@ final class BridgeTest extends TestCase
     public function testCookiesQueryFormAndJsonBodies(): void
     {
         $symfony = $this->bridge()->request(self::request([
-            'method' => 'PUT', 'query' => 'a%5Bb%5D=1', 'cookies' => ['sid' => 'a%20b', 'x.y' => '1'],
+            'method' => 'PUT', 'query' => 'a%5Bb%5D=1', 'cookies' => ['sid' => 'a b', 'x_y' => '1'],
             'headers' => ['Content-Type' => ['application/x-www-form-urlencoded']],
         ], 'name=Ann&tags%5B%5D=t'));
         $this->assertSame(['a' => ['b' => '1']], $symfony->query->all());

@@ -70,16 +70,35 @@ final class HttpRequestTest extends TestCase
         self::assertSame('HTTP/1.1', $r->server()['SERVER_PROTOCOL']);
     }
 
-    public function testCookiesAreDecodedLikePhp(): void
+    public function testCookiePathsAreRebuiltAsPhpNestsThem(): void
     {
-        // Expected values taken from PHP's built-in server for the same Cookie header.
+        // The server has applied PHP's rules (cmd/ferry/inputs_e2e_test.go compares them with
+        // PHP's own): names mangled, values decoded, one entry per value, a nested one by path.
         $r = Request::fromContext(self::context([
-            'cookies' => ['a' => 'v%201', 'b' => 'x+y', 'c.d' => '1', 'e[k]' => '2', 'e[]' => '3', 'f' => '%zz', 'g' => '', 'j k' => '1'],
+            'cookies' => ['a' => 'v 1', 'b' => 'x+y', 'c_d' => '1', 'e[k]' => '2', 'e[0]' => '3', 'f' => '%zz', 'g' => '',
+                'h[ 7][x[y]' => '4', 5 => 'five'],
         ]), '');
         self::assertSame(
-            ['a' => 'v 1', 'b' => 'x+y', 'c_d' => '1', 'e' => ['k' => '2', 0 => '3'], 'f' => '%zz', 'g' => '', 'j_k' => '1'],
+            ['a' => 'v 1', 'b' => 'x+y', 'c_d' => '1', 'e' => ['k' => '2', 0 => '3'], 'f' => '%zz', 'g' => '',
+                'h' => [' 7' => ['x[y' => '4']], 5 => 'five'],
             $r->cookies
         );
+    }
+
+    public function testFlatCookiesAreTakenAsSent(): void
+    {
+        $cookies = ['a.b' => 'x%20y', 'c d' => '+', 7 => ''];
+        self::assertSame($cookies, Request::fromContext(self::context(['cookies' => $cookies]), '')->cookies);
+    }
+
+    public function testFormBodyWithNulBytesIsReadAsPhpReadsPost(): void
+    {
+        $r = Request::fromContext(self::context([
+            'method' => 'POST',
+            'headers' => ['Content-Type' => ['application/x-www-form-urlencoded']],
+        ]), "a=1\0x&b\0c=2&d=%\0");
+        // PHP's $_POST for these bytes: the value keeps its NUL, the name ends at it.
+        self::assertSame(['a' => "1\0x", 'b' => '2', 'd' => "%\0"], $r->post());
     }
 
     public function testQueryIsParsedLikeGet(): void

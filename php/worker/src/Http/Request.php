@@ -165,7 +165,9 @@ final class Request
             if ($this->parsed) {
                 $this->post = Form::fields($this->form);
             } elseif ($this->mediaType() === 'application/x-www-form-urlencoded' && ($body = $this->body()) !== '') {
-                parse_str($body, $this->post);
+                // PHP reads a form body past a NUL byte, where parse_str() stops at it; as "%00"
+                // the byte decodes to the same name and value.
+                parse_str(str_contains($body, "\0") ? str_replace("\0", '%00', $body) : $body, $this->post);
             }
         }
 
@@ -336,20 +338,21 @@ final class Request
     }
 
     /**
-     * The gateway sends cookie values as received; PHP's $_COOKIE rules apply here:
-     * values are raw-URL-decoded ("+" stays), names are mangled like any PHP variable
-     * name ("a.b" -> "a_b", "a[k]" nests).
+     * The server applies PHP's $_COOKIE rules (the split, decoded values, mangled names,
+     * the first of two equal names kept) and sends one entry per value: a cookie that
+     * nests ("a[k][]") comes as its path, "a[k][0]" => value, which parse_str() turns
+     * back into the array PHP would have built. Anything else is $_COOKIE already.
      *
      * @param array<string|int, string> $raw
      * @return array<string|int, mixed>
      */
     public static function decodeCookies(array $raw): array
     {
-        foreach ($raw as $name => $value) {
-            if (strpbrk((string) $name, '.[ ') !== false || !\is_string($value) || str_contains($value, '%')) {
+        foreach ($raw as $name => $_) {
+            if (str_contains((string) $name, '[')) {
                 $query = '';
                 foreach ($raw as $n => $v) {
-                    $query .= '&' . urlencode((string) $n) . '=' . urlencode(rawurldecode((string) $v));
+                    $query .= '&' . urlencode((string) $n) . '=' . urlencode((string) $v);
                 }
                 parse_str(substr($query, 1), $cookies);
 
