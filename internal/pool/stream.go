@@ -156,7 +156,7 @@ func (w *Worker) part(f *frame.Frame, id uint32) {
 		w.pool.log.Warn("answer part for an unknown job", "pid", w.pid, "job", id)
 		return
 	}
-	if first && w.pool.endStreams.Load() {
+	if first && (w.pool.endStreams.Load() || w.endStreams.Load()) {
 		w.sendStop(j)
 	}
 	n := f.Options[0]

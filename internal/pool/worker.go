@@ -100,12 +100,18 @@ type Worker struct {
 	runFrom time.Time // when a sequential worker's oldest unanswered job started running
 	inPipe  int       // bytes of the jobs sent and not answered: at most this much is unread
 	rrQuit  bool      // a RoadRunner worker answered with Worker::stop()
+	// destroyed: killed because it still ran destroy_timeout after its
+	// generation was replaced (dismissLocked).
+	destroyed bool
 	// streaming counts the jobs sending answer parts: a sequential worker
 	// streaming may hold its job for as long as a client listens, so nothing
 	// is sent ahead to wait behind it.
 	streaming int
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
+	// endStreams: its generation was replaced, a stream it starts is told
+	// to end at once (the pool-wide flag is the drain's).
+	endStreams atomic.Bool
 
 	// Owned by readLoop.
 	answered   int       // answers received, errors included

@@ -35,6 +35,13 @@ HttpWorker::create()->run(static function (Request $r) use ($dir): Response|stri
                 }
             };
             return Response::stream($events(), 200, ['Content-Type' => 'text/event-stream']);
+        case '/busy':
+            // Runs `s` seconds without a look at the relay: a slow report, a long query.
+            $until = microtime(true) + (float) ($q['s'] ?? 30);
+            while (microtime(true) < $until) {
+                usleep(10_000);
+            }
+            return (string) getmypid();
         case '/gate':
             // The second part waits until the test, having read the first, opens the gate.
             $parts = static function () use ($dir): Generator {

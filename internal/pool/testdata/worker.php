@@ -7,6 +7,7 @@
 // "seen" answers the jobs this process has received so far, one per line (clipped);
 // "hold:<file>" answers once <file> exists, "holddie:<file>" exits then: tests open the gate when ready.
 // SPAWN_LOG=<file> appends a line per process started; EXIT_AFTER_HANDSHAKE=<file> exits once ready if <file> exists.
+// HOLD_BOOT=<file>: the first process to find <file> renames it to <file>.held and waits for the test to remove that before its handshake.
 declare(strict_types=1);
 
 function frame(int $flags, array $opts, string $payload, int $byte10 = 0): string {
@@ -22,6 +23,9 @@ elseif (preg_match('/^pipes:(\d+),(\d+)$/', $relay, $m)) { $in = fopen("php://fd
 else { $in = $out = stream_socket_client($relay, $e, $s, 5); }
 $token = getenv('FERRY_RELAY_TOKEN');
 if ($log = getenv('SPAWN_LOG')) { file_put_contents($log, getmypid() . "\n", FILE_APPEND | LOCK_EX); }
+if (($hold = getenv('HOLD_BOOT')) && @rename($hold, "$hold.held")) {
+    while (file_exists("$hold.held")) { usleep(2000); clearstatcache(); }
+}
 if (getenv('STRAY_ECHO')) { echo "Hello before handshake\n"; }
 $buf = '';
 $leak = [];
