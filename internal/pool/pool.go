@@ -129,6 +129,7 @@ func (p *Pool) boot(w *Worker) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
+		w.spool.gone()
 		p.setState(w, Errored)
 		p.removeLocked(w)
 		p.endLocked(w, ReasonBootFailed)

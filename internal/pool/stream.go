@@ -61,7 +61,8 @@ func (s *Stream) Discard() {
 	s.Stop()
 	go func() {
 		for {
-			if _, last, _ := s.Next(); last {
+			if r, last, _ := s.Next(); last {
+				r.Settle()
 				return
 			}
 		}

@@ -25,6 +25,7 @@ type Result struct {
 	// first part, and the caller must read the rest or Stop it (stream.go).
 	Stream *Stream
 	Timing Timing
+	spool  *spool // set when the head names a file in the worker's spool directory
 }
 
 type result struct {
@@ -72,6 +73,7 @@ type Worker struct {
 	created time.Time
 	out     *lineLog
 	exited  chan struct{}
+	spool   *spool // nil without Options.SpoolDir
 
 	state      State
 	load       int
@@ -146,6 +148,14 @@ func (w *Worker) boot() error {
 	defer cancel(nil)
 	ctx, stop := context.WithTimeout(ctx, w.pool.opt.AllocateTimeout)
 	defer stop()
+	if base := w.pool.opt.SpoolDir; base != "" {
+		s, err := newSpool(base)
+		if err != nil {
+			return fmt.Errorf("worker spool directory: %w", err)
+		}
+		w.spool = s
+		w.cmd.Env = append(w.cmd.Env, spoolEnv+"="+s.dir)
+	}
 	conn, err := w.pool.relay.Start(ctx, w.cmd, func() {
 		pid := w.cmd.Process.Pid
 		w.pool.mu.Lock() // Workers() lists starting workers too
