@@ -225,7 +225,8 @@ func TestReloadKillsAfterDestroyTimeout(t *testing.T) {
 			if d := time.Since(start); d > 20*time.Second {
 				t.Fatalf("answered after %v", d)
 			}
-			until(t, "the old worker to be gone", 10*time.Second, func() bool { return !running(old) })
+			// Listed as retired once the pool is done with it, after its process.
+			until(t, "the old worker to be gone", 10*time.Second, func() bool { return !running(old) && s.retired(t)[old] != "" })
 			if r := s.retired(t)[old]; r != "reload" {
 				t.Fatalf("the old worker exited for %q, want reload", r)
 			}

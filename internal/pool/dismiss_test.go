@@ -47,6 +47,25 @@ func TestReloadKillsWhatRunsPastDestroyTimeout(t *testing.T) {
 	}
 }
 
+// A worker already retiring for its own limits when a reload comes (here
+// max_jobs, on the job it runs) is held to destroy_timeout like the others.
+func TestReloadKillsARetiringWorkerToo(t *testing.T) {
+	p := newPool(t, Options{NumWorkers: 1, MaxJobs: 1, DestroyTimeout: 200 * time.Millisecond})
+	g := newGate(t)
+	c := start(p, context.Background(), g.job("hold"))
+	waitFor(t, func() bool { return countState(p, "retiring") == 1 && countState(p, "ready") == 1 }, "the worker retiring on its last job, its replacement ready")
+	if err := p.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !c.returned(10 * time.Second) {
+		t.Fatal("the retiring worker's job outlived destroy_timeout by 10s")
+	}
+	if !errors.Is(c.err, ErrCrashed) {
+		t.Fatalf("the killed job returned %q, %v", c.out, c.err)
+	}
+	waitFor(t, func() bool { return oneGeneration(p) }, "one generation")
+}
+
 // A job held for a busy worker that a reload retires goes to the new
 // generation at once, instead of waiting for the job ahead of it to end or
 // be killed.

@@ -111,14 +111,22 @@ func (p *Pool) reload() error {
 // stream lasts as long as its client listens, and a worker holding one would
 // otherwise never exit, one more process per reload.
 func (p *Pool) dismissLocked(w *Worker, why string) {
-	if !w.state.accepts() {
-		return // retiring already, or starting: boot stops a worker of a replaced generation
+	switch {
+	case w.state.accepts():
+		p.retireLocked(w, why)
+		if w.state == Stopping {
+			return // nothing in flight: stop applies destroy_timeout
+		}
+	case w.state != Retiring:
+		// Starting: boot stops a worker of a replaced generation. Stopping:
+		// stop applies destroy_timeout. Or gone.
+		return
 	}
-	p.retireLocked(w, why)
-	if w.state == Stopping {
-		return // nothing in flight: stop applies destroy_timeout
+	// One retiring for its own limits (max_jobs, ttl) gets the reload's
+	// deadline too; one dismissed by an earlier reload has it already.
+	if w.endStreams.Swap(true) {
+		return
 	}
-	w.endStreams.Store(true)
 	go func() {
 		w.stopStreams()
 		w.bounceUnsent()
