@@ -22,13 +22,16 @@ HttpWorker::create()->run(static function (Request $r) use ($dir): Response|stri
         case '/endless':
             // One event every 10 ms until the client leaves.
             $tag = (string) ($q['tag'] ?? '');
-            $events = static function () use ($dir, $tag): Generator {
+            $block = isset($q['block']);
+            $events = static function () use ($dir, $tag, $block): Generator {
                 $i = 0;
                 try {
                     while (true) {
                         yield 'data: ' . ++$i . "\n\n";
                         // Through the loop: in Fiber mode the worker reads the STOP meanwhile.
-                        Loop::sleep(0.01);
+                        // With `block`, as examples/sse does: in Fiber mode the worker
+                        // reads only between the parts then.
+                        $block ? usleep(10_000) : Loop::sleep(0.01);
                     }
                 } catch (StreamStoppedException) {
                     file_put_contents("$dir/stopped$tag", (string) $i);
