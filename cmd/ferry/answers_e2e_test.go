@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"io"
+	"io/fs"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,12 +57,56 @@ func TestFileAnswers(t *testing.T) {
 	expectStatus(t, resp, body, 200) // the worker lives on
 }
 
+// spoolConfig serves app.php with everything the server and its workers put
+// on disk under tmp: uploads, spooled bodies and the workers' spool
+// directories (uploads.dir), and PHP's own temp files (TMPDIR), where a worker
+// that does not know FERRY_SPOOL_DIR spools.
+func spoolConfig(tmp string, workers int, extra string) string {
+	cfg := strings.Replace(appConfig(fmt.Sprintf("  env: {TMPDIR: %q}\n%s", tmp, extra)),
+		"  max_body_size: 1MiB\n", fmt.Sprintf("  max_body_size: 1MiB\n  body_buffer_size: 1KiB\n  uploads: {dir: %q}\n", tmp), 1)
+	return strings.Replace(cfg, "num_workers: 2", fmt.Sprintf("num_workers: %d", workers), 1)
+}
+
+// clean reports whether tmp holds only the spool directories of live
+// workers, live of them, and no file at all: nothing spooled was left behind.
+func clean(t testing.TB, tmp string, live int) (bool, string) {
+	t.Helper()
+	var left []string
+	dirs := 0
+	filepath.WalkDir(tmp, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || path == tmp:
+		case d.IsDir() && strings.HasPrefix(d.Name(), "ferry-spool-") && filepath.Dir(path) == tmp:
+			dirs++
+		default:
+			left = append(left, strings.TrimPrefix(path, tmp))
+		}
+		return nil
+	})
+	return len(left) == 0 && dirs == live, fmt.Sprintf("%d spool directories (want %d), left behind: %v", dirs, live, left)
+}
+
+// waitClean waits until the workers gone have exited and tmp is clean.
+func waitClean(t testing.TB, tmp string, live int, gone ...int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, what := clean(t, tmp, live)
+		if ok && !slices.ContainsFunc(gone, running) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s on: %s; workers that should have exited still running: %v", what, slices.ContainsFunc(gone, running))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // Output past the spool threshold goes to a temp file the server sends and
 // removes: the client gets all of it while PHP's memory stays flat.
 func TestSpooledOutput(t *testing.T) {
-	s := startFerry(t, appConfig(""))
-	tmp := os.TempDir()
-	before, _ := filepath.Glob(filepath.Join(tmp, "ferry-out-*"))
+	tmp := t.TempDir()
+	s := startFerry(t, spoolConfig(tmp, 2, ""))
 	resp, body := get(t, s.url+"/spool?kib=8192")
 	expectStatus(t, resp, body, 200)
 	if len(body) != 8192*1024 || !strings.HasPrefix(body, "0...") || !strings.Contains(body, "\n8191.") {
@@ -66,15 +115,73 @@ func TestSpooledOutput(t *testing.T) {
 	if peak, _ := strconv.Atoi(resp.Header.Get("X-Peak")); peak > 6<<20 {
 		t.Fatalf("PHP's peak memory %d while printing 8 MiB: the body was buffered", peak)
 	}
-	after, _ := filepath.Glob(filepath.Join(tmp, "ferry-out-*"))
-	if len(after) > len(before) {
-		t.Fatalf("spool files left behind: %v", after)
+	if ok, what := clean(t, tmp, 2); !ok {
+		t.Fatal(what)
 	}
 	resp, body = get(t, s.url+"/spool?kib=4")
 	expectStatus(t, resp, body, 200)
 	if len(body) != 4096 {
 		t.Fatalf("small output: %d bytes", len(body))
 	}
+}
+
+// A worker killed mid-request leaves nothing on disk: not the output it was
+// spooling (each such request left a 2 MB ferry-out file in the temp dir
+// before: PHP removes it only once it has answered), nor the request's
+// spooled body or uploads. And a worker that exits right after answering
+// with a spooled file (max_jobs) does not take the file away before the
+// server has opened it.
+func TestSpoolLeftByADeadWorker(t *testing.T) {
+	t.Run("killed by exec_ttl", func(t *testing.T) {
+		tmp := t.TempDir()
+		s := startFerry(t, spoolConfig(tmp, 1, "  exec_ttl: 1s\n"))
+		for _, req := range []func() (*http.Response, error){
+			func() (*http.Response, error) { return client.Get(s.url + "/spool?kib=2048&hang_ms=30000") },
+			func() (*http.Response, error) { // a spooled request body
+				return client.Post(s.url+"/sleep?ms=30000", "application/octet-stream", strings.NewReader(strings.Repeat("b", 64<<10)))
+			},
+			func() (*http.Response, error) { // uploads
+				var buf bytes.Buffer
+				mw := multipart.NewWriter(&buf)
+				fw, _ := mw.CreateFormFile("doc", "notes.txt")
+				fw.Write(bytes.Repeat([]byte("u"), 64<<10))
+				mw.Close()
+				return client.Post(s.url+"/sleep?ms=30000", mw.FormDataContentType(), &buf)
+			},
+		} {
+			old := s.workers(t)[0].PID
+			resp, err := req()
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := readAll(t, resp)
+			expectStatus(t, resp, body, http.StatusGatewayTimeout)
+			waitClean(t, tmp, 1, old)
+		}
+		resp, body := get(t, s.url+"/spool?kib=2048")
+		expectStatus(t, resp, body, 200)
+		if len(body) != 2048*1024 {
+			t.Fatalf("spooled by the replacement: %d bytes", len(body))
+		}
+	})
+	t.Run("retired after each answer", func(t *testing.T) {
+		tmp := t.TempDir()
+		s := startFerry(t, spoolConfig(tmp, 1, "  max_jobs: 1\n"))
+		var pids []int
+		for i := 0; i < 5; i++ {
+			pids = append(pids, s.workers(t)[0].PID)
+			resp, body := get(t, s.url+"/spool?kib=2048")
+			expectStatus(t, resp, body, 200)
+			if len(body) != 2048*1024 {
+				t.Fatalf("answer %d: %d bytes", i, len(body))
+			}
+			until(t, "the next worker", 10*time.Second, func() bool {
+				ws := s.workers(t)
+				return len(ws) == 1 && !slices.Contains(pids, ws[0].PID) && ws[0].State == "ready"
+			})
+		}
+		waitClean(t, tmp, 1, pids...)
+	})
 }
 
 // PHP's answers are compressed as the client asks, through the real binary;

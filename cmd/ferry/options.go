@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -137,6 +138,9 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 		DestroyTimeout: p.DestroyTimeout, QueueSize: p.QueueSize, Pipeline: depth, Concurrent: p.Fibers,
 		MaxFrame: uint32(p.MaxFrameSize), BackoffMin: p.RespawnBackoff.Min, BackoffMax: p.RespawnBackoff.Max,
 		Logger: log,
+		// Beside the uploads and spooled request bodies: the same disk, sized
+		// for request data, and uploads.dir is where an operator put it.
+		SpoolDir: cmp.Or(c.Server.Uploads.Dir, os.TempDir()),
 	}
 }
 

@@ -112,30 +112,14 @@ func streamedAnswers(t *testing.T, mode string) {
 			t.Fatalf("got %q", body)
 		}
 	})
-	t.Run("a client that leaves stops the stream and the worker stays", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		resp := open(t, ctx, s.url+"/endless")
-		r := bufio.NewReader(resp.Body)
-		for i := 1; i <= 3; i++ {
-			if line, err := r.ReadString('\n'); err != nil || line != fmt.Sprintf("data: %d\n", i) {
-				t.Fatalf("event %d: %q %v", i, line, err)
-			}
-			r.ReadString('\n')
-		}
-		resp.Body.Close() // before its end: the connection closes
-		// The generator caught StreamStoppedException: it was stopped, not killed
-		// by exec_ttl, which would take 2s and replace the worker.
-		until(t, "the worker to see the stop", 5*time.Second, func() bool {
-			_, err := os.Stat(filepath.Join(dir, "stopped"))
-			return err == nil
+	// Also when the generator blocks between its parts (usleep, as
+	// examples/sse does), which in Fiber mode gave the worker no chance to
+	// read the STOP.
+	for _, q := range []string{"", "?block&tag=-blocking"} {
+		t.Run("a client that leaves stops the stream and the worker stays"+q, func(t *testing.T) {
+			clientLeaves(t, s.url+"/endless"+q, filepath.Join(dir, "stopped"+strings.TrimPrefix(q, "?block&tag=")), pid)
 		})
-		resp2, body := get(t, s.url+"/pid")
-		expectStatus(t, resp2, body, 200)
-		if body != pid {
-			t.Fatalf("the worker was replaced: pid %s, then %s", pid, body)
-		}
-	})
+	}
 	t.Run("a worker that fails midway cuts the response short", func(t *testing.T) {
 		resp, err := client.Get(s.url + "/fail-midway")
 		if err != nil {
@@ -499,4 +483,31 @@ func decoder(t *testing.T, enc string, body io.Reader) io.Reader {
 		return z
 	}
 	return body
+}
+
+// clientLeaves reads three events of an endless stream, closes the
+// connection, and waits for the generator to note its StreamStoppedException
+// in stopped: it was stopped, not killed by exec_ttl, which would take 2s and
+// replace the worker (pid).
+func clientLeaves(t *testing.T, url, stopped, pid string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp := open(t, ctx, url)
+	r := bufio.NewReader(resp.Body)
+	for i := 1; i <= 3; i++ {
+		if line, err := r.ReadString('\n'); err != nil || line != fmt.Sprintf("data: %d\n", i) {
+			t.Fatalf("event %d: %q %v", i, line, err)
+		}
+		r.ReadString('\n')
+	}
+	resp.Body.Close() // before its end: the connection closes
+	until(t, "the worker to see the stop", 5*time.Second, func() bool {
+		_, err := os.Stat(stopped)
+		return err == nil
+	})
+	resp2, body := get(t, strings.Split(url, "/endless")[0]+"/pid")
+	expectStatus(t, resp2, body, 200)
+	if body != pid {
+		t.Fatalf("the worker was replaced: pid %s, then %s", pid, body)
+	}
 }

@@ -169,6 +169,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	case err == nil && h.gz != nil:
 		h.gz.apply(ctx)
 	}
+	res.Settle() // the file is open (or failed): the worker's spool may go
 	if err != nil {
 		ctx.Response.Reset()
 		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)

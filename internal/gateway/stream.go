@@ -25,6 +25,8 @@ import (
 func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	s := part.Stream
 	last := false
+	// The final part may be a whole answer naming a file (writeFinal).
+	defer func() { part.Settle() }()
 	for {
 		status, err := h.partStatus(part.Context)
 		if err == nil && len(part.Context) == 0 {
@@ -266,6 +268,7 @@ func (r *streamBody) part() ([]byte, error) {
 			return nil, err
 		case last:
 			r.done, r.err = true, io.EOF
+			part.Settle()
 		}
 		r.buf = part.Body
 		if r.h.writeTimeout > 0 {

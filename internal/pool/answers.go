@@ -100,6 +100,7 @@ func (w *Worker) readLoop() {
 		j.ch <- result{err: err}
 	}
 	<-w.exited
+	w.spool.gone()
 	w.conn.Close()
 	w.pool.gone(w, cause, lostJobs)
 }
@@ -236,7 +237,8 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, now time.Time) {
 			j.ch <- result{res: res}
 		default:
 			n := f.Options[0]
-			j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Timing: w.timeJob(j, now)}}
+			head := f.Payload[:n:n]
+			j.ch <- result{res: Result{Context: head, Body: f.Payload[n:], Timing: w.timeJob(j, now), spool: w.spool.claim(head)}}
 		}
 	}
 	w.lastAnswer = now

@@ -30,6 +30,9 @@ type Options struct {
 	BackoffMax      time.Duration
 	Logger          *slog.Logger
 	Observer        Observer // told every answered job's timing; nil: none
+	// SpoolDir is where each worker gets a directory of its own, named to it
+	// in FERRY_SPOOL_DIR and removed once it has exited (spool.go); "": none.
+	SpoolDir string
 
 	// RoadRunner: the workers speak RoadRunner's side of the protocol (rr.go):
 	// job frames carry JobFlags and [ctxLen], answers come back in order

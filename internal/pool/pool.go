@@ -129,6 +129,7 @@ func (p *Pool) boot(w *Worker) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
+		w.spool.gone()
 		p.setState(w, Errored)
 		p.removeLocked(w)
 		p.endLocked(w, ReasonBootFailed)
@@ -137,7 +138,9 @@ func (p *Pool) boot(w *Worker) error {
 		return err
 	}
 	go w.readLoop()
-	if p.stopping {
+	// A replacement started for a generation that a reload has retired
+	// meanwhile: the reload did not see it ready, so it stops here.
+	if p.stopping || w.gen < p.gen {
 		p.setState(w, Stopping)
 		go w.stop()
 		return nil
@@ -221,11 +224,11 @@ func (p *Pool) lost(w *Worker, answered bool) {
 	p.mu.Lock()
 	w.mu.Lock()
 	w.dead = true // nothing more is written to it
-	expired := w.expired
+	killed := w.expired || w.destroyed
 	w.mu.Unlock()
 	if w.state != Stopping {
 		p.setState(w, Errored)
-		if !answered && !expired && !p.stopping {
+		if !answered && !killed && !p.stopping {
 			p.failedStartLocked()
 		}
 	}
@@ -242,13 +245,21 @@ func (p *Pool) gone(w *Worker, cause error, held int) {
 		p.setState(w, Stopped)
 		p.log.Info("worker stopped", "pid", w.pid, "jobs", w.done.Load())
 	} else {
-		p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, w.out.died())
-		reason = ReasonCrash
 		w.mu.Lock()
-		if w.expired {
-			reason = ReasonExecTTL
-		}
+		expired, destroyed := w.expired, w.destroyed
 		w.mu.Unlock()
+		switch {
+		case expired:
+			reason = ReasonExecTTL
+		case destroyed: // retired already, and the kill was logged
+		default:
+			reason = ReasonCrash
+		}
+		if !destroyed || expired {
+			p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, w.out.died())
+		} else {
+			p.log.Info("worker killed", "pid", w.pid, "reason", reason, "jobs_failed", held)
+		}
 	}
 	if reason == "" {
 		reason = ReasonShutdown

@@ -3,6 +3,9 @@ package pool
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/ferry-php/ferry/internal/frame"
 )
 
 // reloads serialises Reload: one runs at a time, and the calls that arrive
@@ -19,7 +22,9 @@ type reloadRun struct {
 }
 
 // Reload starts a full new generation and, once every new worker is ready,
-// retires the old ones; their jobs in flight finish normally. If the new code
+// retires the old ones: their streamed answers are told to end, as if their
+// clients had left, the jobs they still hold may finish within
+// destroy_timeout, and whatever runs past it is killed. If the new code
 // cannot boot, the old workers keep serving and the error is returned. When ctx
 // ends first Reload returns ctx.Err() and the reload goes on.
 func (p *Pool) Reload(ctx context.Context) error {
@@ -84,7 +89,7 @@ func (p *Pool) reload() error {
 	if err != nil {
 		for _, w := range p.workers {
 			if w.gen == gen {
-				p.retireLocked(w, "reload failed")
+				p.dismissLocked(w, "reload failed")
 			}
 		}
 		return fmt.Errorf("reload: %w", err)
@@ -92,10 +97,72 @@ func (p *Pool) reload() error {
 	p.gen = gen
 	for _, w := range p.workers {
 		if w.gen != gen {
-			p.retireLocked(w, "reload")
+			p.dismissLocked(w, "reload")
 		}
 	}
 	p.poke() // a new worker that died after its handshake is replaced now
 	p.log.Info("reload done", "workers", p.opt.NumWorkers)
 	return nil
+}
+
+// dismissLocked retires w for good: unlike a worker retired for its own
+// limits (ttl, max_jobs), which finishes what it holds however long that
+// takes, a replaced generation must be gone within destroy_timeout. An event
+// stream lasts as long as its client listens, and a worker holding one would
+// otherwise never exit, one more process per reload.
+func (p *Pool) dismissLocked(w *Worker, why string) {
+	switch {
+	case w.state.accepts():
+		p.retireLocked(w, why)
+		if w.state == Stopping {
+			return // nothing in flight: stop applies destroy_timeout
+		}
+	case w.state != Retiring:
+		// Starting: boot stops a worker of a replaced generation. Stopping:
+		// stop applies destroy_timeout. Or gone.
+		return
+	}
+	// One retiring for its own limits (max_jobs, ttl) gets the reload's
+	// deadline too; one dismissed by an earlier reload has it already.
+	if w.endStreams.Swap(true) {
+		return
+	}
+	go func() {
+		w.stopStreams()
+		w.bounceUnsent()
+	}()
+	time.AfterFunc(p.opt.DestroyTimeout, w.destroy)
+}
+
+// destroy kills w if it still runs once its destroy_timeout is over.
+func (w *Worker) destroy() {
+	select {
+	case <-w.exited:
+		return
+	default:
+	}
+	w.mu.Lock()
+	w.destroyed = true
+	held := w.sent
+	w.mu.Unlock()
+	w.pool.log.Warn("retired worker still busy after destroy_timeout, killing", "pid", w.pid, "jobs", held, "destroy_timeout", w.pool.opt.DestroyTimeout)
+	w.kill()
+}
+
+// bounceUnsent hands the jobs held for w and not written yet back to Exec,
+// which runs them on the new generation instead of letting them wait behind
+// a job that may run until destroy_timeout.
+func (w *Worker) bounceUnsent() {
+	w.mu.Lock()
+	js := w.pending
+	w.pending = nil
+	for _, j := range js {
+		w.held -= frame.Size(2, len(j.ctx)+len(j.body))
+		w.inflight.del(j.id)
+	}
+	w.addUnsent(-len(js))
+	w.mu.Unlock()
+	for _, j := range js {
+		j.ch <- result{err: errUnsent}
+	}
 }

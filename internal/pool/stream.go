@@ -61,7 +61,8 @@ func (s *Stream) Discard() {
 	s.Stop()
 	go func() {
 		for {
-			if _, last, _ := s.Next(); last {
+			if r, last, _ := s.Next(); last {
+				r.Settle()
 				return
 			}
 		}
@@ -156,7 +157,7 @@ func (w *Worker) part(f *frame.Frame, id uint32) {
 		w.pool.log.Warn("answer part for an unknown job", "pid", w.pid, "job", id)
 		return
 	}
-	if first && w.pool.endStreams.Load() {
+	if first && (w.pool.endStreams.Load() || w.endStreams.Load()) {
 		w.sendStop(j)
 	}
 	n := f.Options[0]

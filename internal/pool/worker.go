@@ -25,6 +25,7 @@ type Result struct {
 	// first part, and the caller must read the rest or Stop it (stream.go).
 	Stream *Stream
 	Timing Timing
+	spool  *spool // set when the head names a file in the worker's spool directory
 }
 
 type result struct {
@@ -72,6 +73,7 @@ type Worker struct {
 	created time.Time
 	out     *lineLog
 	exited  chan struct{}
+	spool   *spool // nil without Options.SpoolDir
 
 	state      State
 	load       int
@@ -100,12 +102,18 @@ type Worker struct {
 	runFrom time.Time // when a sequential worker's oldest unanswered job started running
 	inPipe  int       // bytes of the jobs sent and not answered: at most this much is unread
 	rrQuit  bool      // a RoadRunner worker answered with Worker::stop()
+	// destroyed: killed because it still ran destroy_timeout after its
+	// generation was replaced (dismissLocked).
+	destroyed bool
 	// streaming counts the jobs sending answer parts: a sequential worker
 	// streaming may hold its job for as long as a client listens, so nothing
 	// is sent ahead to wait behind it.
 	streaming int
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
+	// endStreams: its generation was replaced, a stream it starts is told
+	// to end at once (the pool-wide flag is the drain's).
+	endStreams atomic.Bool
 
 	// Owned by readLoop.
 	answered   int       // answers received, errors included
@@ -140,6 +148,14 @@ func (w *Worker) boot() error {
 	defer cancel(nil)
 	ctx, stop := context.WithTimeout(ctx, w.pool.opt.AllocateTimeout)
 	defer stop()
+	if base := w.pool.opt.SpoolDir; base != "" {
+		s, err := newSpool(base)
+		if err != nil {
+			return fmt.Errorf("worker spool directory: %w", err)
+		}
+		w.spool = s
+		w.cmd.Env = append(w.cmd.Env, spoolEnv+"="+s.dir)
+	}
 	conn, err := w.pool.relay.Start(ctx, w.cmd, func() {
 		pid := w.cmd.Process.Pid
 		w.pool.mu.Lock() // Workers() lists starting workers too

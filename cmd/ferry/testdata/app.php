@@ -78,10 +78,13 @@ $worker->run(static function (Request $r) use (&$counter): Response {
             return $response;
         case '/spool':
             $n = (int)($r->query()['kib'] ?? 0);
-            return Response::fromOutput(static function () use ($n): void {
+            $hang = (int)($r->query()['hang_ms'] ?? 0); // then outlive exec_ttl, the spool file written
+            return Response::fromOutput(static function () use ($n, $hang): void {
                 for ($i = 0; $i < $n; $i++) {
                     echo str_pad((string)$i, 1023, '.'), "\n";
                 }
+                ob_flush();
+                usleep($hang * 1000);
             }, 200, ['Content-Type' => 'text/plain', 'X-Peak' => (string)memory_get_peak_usage()]);
     }
     return Response::text('not found', 404);

@@ -22,19 +22,29 @@ HttpWorker::create()->run(static function (Request $r) use ($dir): Response|stri
         case '/endless':
             // One event every 10 ms until the client leaves.
             $tag = (string) ($q['tag'] ?? '');
-            $events = static function () use ($dir, $tag): Generator {
+            $block = isset($q['block']);
+            $events = static function () use ($dir, $tag, $block): Generator {
                 $i = 0;
                 try {
                     while (true) {
                         yield 'data: ' . ++$i . "\n\n";
                         // Through the loop: in Fiber mode the worker reads the STOP meanwhile.
-                        Loop::sleep(0.01);
+                        // With `block`, as examples/sse does: in Fiber mode the worker
+                        // reads only between the parts then.
+                        $block ? usleep(10_000) : Loop::sleep(0.01);
                     }
                 } catch (StreamStoppedException) {
                     file_put_contents("$dir/stopped$tag", (string) $i);
                 }
             };
             return Response::stream($events(), 200, ['Content-Type' => 'text/event-stream']);
+        case '/busy':
+            // Runs `s` seconds without a look at the relay: a slow report, a long query.
+            $until = microtime(true) + (float) ($q['s'] ?? 30);
+            while (microtime(true) < $until) {
+                usleep(10_000);
+            }
+            return (string) getmypid();
         case '/gate':
             // The second part waits until the test, having read the first, opens the gate.
             $parts = static function () use ($dir): Generator {

@@ -5,8 +5,10 @@
 // "die:<ms>" sleeps then exits; "error" answers an ERROR frame; "leak:<kib>" keeps memory; "pid" answers getmypid();
 // "parts:<n>,<ms>" streams n parts <ms> apart, then answers "end";
 // "seen" answers the jobs this process has received so far, one per line (clipped);
+// "spool", "spoolexit", "spooldie": a file in FERRY_SPOOL_DIR (see the case);
 // "hold:<file>" answers once <file> exists, "holddie:<file>" exits then: tests open the gate when ready.
 // SPAWN_LOG=<file> appends a line per process started; EXIT_AFTER_HANDSHAKE=<file> exits once ready if <file> exists.
+// HOLD_BOOT=<file>: the first process to find <file> renames it to <file>.held and waits for the test to remove that before its handshake.
 declare(strict_types=1);
 
 function frame(int $flags, array $opts, string $payload, int $byte10 = 0): string {
@@ -22,6 +24,9 @@ elseif (preg_match('/^pipes:(\d+),(\d+)$/', $relay, $m)) { $in = fopen("php://fd
 else { $in = $out = stream_socket_client($relay, $e, $s, 5); }
 $token = getenv('FERRY_RELAY_TOKEN');
 if ($log = getenv('SPAWN_LOG')) { file_put_contents($log, getmypid() . "\n", FILE_APPEND | LOCK_EX); }
+if (($hold = getenv('HOLD_BOOT')) && @rename($hold, "$hold.held")) {
+    while (file_exists("$hold.held")) { usleep(2000); clearstatcache(); }
+}
 if (getenv('STRAY_ECHO')) { echo "Hello before handshake\n"; }
 $buf = '';
 $leak = [];
@@ -75,6 +80,16 @@ while (true) {
             usleep($ms * 1000);
             $ans = 'end'; break;
         case 'seen': $ans = implode("\n", $seen); break;
+        case 'spool': case 'spoolexit': case 'spooldie':
+            // A file in FERRY_SPOOL_DIR, then: answered with a head naming it, the same and
+            // exit at once (a worker retired after its answer), or exit unanswered (killed).
+            $path = getenv('FERRY_SPOOL_DIR') . "/out-$id";
+            file_put_contents($path, 'spooled');
+            if ($cmd === 'spooldie') { exit(3); }
+            $head = json_encode(['file' => ['path' => $path]]);
+            fwrite($out, frame(0x04, [strlen($head), $id], $head));
+            if ($cmd === 'spoolexit') { exit(0); }
+            continue 2;
         case 'retire':
             fwrite($out, frame(0x04, [3, $id], 'ctxretiring') . frame(0x09, [], '{"stop":true}'));
             continue 2;

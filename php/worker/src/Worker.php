@@ -474,6 +474,13 @@ final class Worker
             $context = '';
             $this->flush();
         } while ($body !== '');
+        if ($this->fibers && $this->loop instanceof Loop && \Fiber::getCurrent() !== null) {
+            // A generator that blocks between parts (usleep, a blocking client) never
+            // suspends, and only the runner reads the relay in Fiber mode: the STOP that
+            // ends this stream (its client gone, a reload, a shutdown) would never be
+            // seen. One turn of the loop per part reads it.
+            $this->loop->wait(0.0);
+        }
 
         return true;
     }

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Frame;
+use Ferry\Worker\FrameCodec;
 use Ferry\Worker\Tests\Support\Http;
 use Ferry\Worker\Tests\Support\WorkerProcess;
 use PHPUnit\Framework\TestCase;
@@ -144,6 +145,28 @@ final class FiberModeTest extends TestCase
         self::assertStringContainsString('suspended its Fiber', $stuck->payload);
         $worker->sendStop();
         self::assertSame(0, $worker->wait());
+    }
+
+    public function testAStopReachesAStreamWhoseGeneratorNeverSuspends(): void
+    {
+        // Only the runner reads the relay in Fiber mode: a generator that blocks between
+        // its parts must still give it a turn, or the STOP (the client gone, a reload)
+        // would wait for the stream's end, here 20 s.
+        $worker = new WorkerProcess(__DIR__ . '/fixtures/http-worker.php', ['FERRY_FIBERS' => '1']);
+        $worker->handshake();
+        $worker->send(Http::job(1, '/blocking-stream'));
+        $first = $worker->readFrames(1)[0];
+        self::assertSame(Frame::STREAM, $first->streamFlags);
+        $worker->send(FrameCodec::encode(Frame::CONTROL, [0, 1], '', Frame::STOP));
+        $deadline = microtime(true) + 5.0;
+        do {
+            $frame = $worker->readFrames(1, max(0.01, $deadline - microtime(true)))[0];
+        } while ($frame->streamFlags === Frame::STREAM);
+        self::assertSame(1, $frame->options[1]);
+        self::assertSame('', substr($frame->payload, $frame->options[0]), 'the answer that ends a stopped stream');
+        // And the worker serves on.
+        $worker->send(Http::job(2, '/hello'));
+        self::assertSame('Hello world', Http::answer($worker->readFrames(1)[0])['body']);
     }
 
     public function testHttpWorkerInFiberMode(): void

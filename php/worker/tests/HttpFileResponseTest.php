@@ -84,6 +84,48 @@ final class HttpFileResponseTest extends TestCase
         unlink($file['path']);
     }
 
+    public function testOutputIsSpooledInTheDirectoryTheServerNames(): void
+    {
+        $dir = sys_get_temp_dir() . '/ferry-spool-test-' . bin2hex(random_bytes(4));
+        mkdir($dir);
+        putenv("FERRY_SPOOL_DIR=$dir");
+        try {
+            $r = self::spooled();
+            $file = $r->getFile();
+            self::assertNotNull($file);
+            // The server removes this directory once the worker has exited, so a worker
+            // killed before it answered leaves no file anywhere.
+            self::assertSame($dir, \dirname($file['path']));
+            self::assertStringStartsWith('ferry-out-', basename($file['path']));
+            unlink($file['path']);
+            rmdir($dir);
+            // A directory that has gone (the worker outlived it) is not an error.
+            $file = self::spooled()->getFile();
+            self::assertNotNull($file);
+            self::assertSame(realpath(sys_get_temp_dir()), realpath(\dirname($file['path'])));
+            unlink($file['path']);
+        } finally {
+            putenv('FERRY_SPOOL_DIR');
+            @rmdir($dir);
+        }
+    }
+
+    public function testOutsideFerryOutputIsSpooledInTheTempDir(): void
+    {
+        self::assertFalse(getenv('FERRY_SPOOL_DIR'), 'the suite runs outside a server');
+        $file = self::spooled()->getFile();
+        self::assertNotNull($file);
+        self::assertSame(realpath(sys_get_temp_dir()), realpath(\dirname($file['path'])));
+        unlink($file['path']);
+    }
+
+    private static function spooled(): Response
+    {
+        return Response::fromOutput(static function (): void {
+            echo str_repeat('s', Response::SPOOL_THRESHOLD + 1);
+        });
+    }
+
     public function testAThrowingEmitterLeavesNoBufferNorFile(): void
     {
         $level = ob_get_level();

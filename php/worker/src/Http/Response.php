@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Http;
 
+use Ferry\Worker\Internal\Environment;
+
 /**
  * A mutable, allocation-light HTTP response. Header names keep the case they were given;
  * setting a header replaces any earlier one with the same name in any case.
@@ -171,7 +173,9 @@ final class Response
      * framework's streamed response). Up to SPOOL_THRESHOLD bytes it stays in memory;
      * beyond, it is written to a temp file as it is printed and the server sends and
      * deletes that file, so a large body never sits whole in PHP's memory. The client
-     * gets the body once $emit has returned.
+     * gets the body once $emit has returned. Under Ferry the file is in the worker's own
+     * directory (FERRY_SPOOL_DIR), which the server removes if the worker dies before
+     * answering; elsewhere in sys_get_temp_dir().
      *
      * @param array<string, string|list<string>> $headers
      */
@@ -196,7 +200,7 @@ final class Response
                 return '';
             }
             if ($spool === null) {
-                $path = (string) tempnam(sys_get_temp_dir(), 'ferry-out-');
+                $path = (string) tempnam(Environment::spoolDir(), 'ferry-out-');
                 $spool = fopen($path, 'wb');
                 if ($spool === false) {
                     throw new \RuntimeException("cannot spool the response to $path");

@@ -11,6 +11,7 @@ final class Environment
 {
     public const TOKEN = 'FERRY_RELAY_TOKEN';
     public const RELAY = 'FERRY_RELAY';
+    public const SPOOL_DIR = 'FERRY_SPOOL_DIR';
 
     private static ?string $token = null;
     private static bool $tokenTaken = false;
@@ -55,6 +56,20 @@ final class Environment
         unset($_ENV[$name], $_SERVER[$name]);
 
         return \is_string($value) && $value !== '' ? $value : null;
+    }
+
+    /**
+     * Where to write a file the server is to read and delete (spooled output): the
+     * directory of this worker that the server names in FERRY_SPOOL_DIR and removes once
+     * the worker has exited, so that a worker killed mid-request (exec_ttl, a reload's
+     * destroy_timeout) leaves nothing behind; the system temp dir for a worker run
+     * outside Ferry, or one whose directory has gone.
+     */
+    public static function spoolDir(): string
+    {
+        $dir = getenv(self::SPOOL_DIR);
+
+        return \is_string($dir) && $dir !== '' && is_dir($dir) ? $dir : sys_get_temp_dir();
     }
 
     public static function int(string $name, int $default): int
