@@ -158,13 +158,39 @@ func unhex(c byte) byte {
 	return c | 0x20 - 'a' + 10
 }
 
+// firstNames appends a pair unless one of the same name came first (PHP's
+// rule for cookies): a scan of the few pairs a request usually has, a set
+// once there are smallGroup of them.
+type firstNames struct{ seen map[string]struct{} }
+
+func (f *firstNames) add(all [][2][]byte, k, v []byte) [][2][]byte {
+	if f.seen != nil {
+		if _, dup := f.seen[string(k)]; dup {
+			return all
+		}
+		f.seen[string(k)] = struct{}{}
+		return append(all, [2][]byte{k, v})
+	}
+	all = append(all, [2][]byte{k, v})
+	if !first(all, len(all)-1, func(a, b [2][]byte) bool { return bytes.Equal(a[0], b[0]) }) {
+		return all[:len(all)-1]
+	}
+	if len(all) == smallGroup {
+		f.seen = make(map[string]struct{}, 2*smallGroup)
+		for _, c := range all {
+			f.seen[string(c[0])] = struct{}{}
+		}
+	}
+	return all
+}
+
 // collectCookies gathers what becomes $_COOKIE for the usual header, where
 // every cookie is plain: the first of two equal names wins, as in PHP. ok is
 // false when a cookie is not plain; the caller then builds $_COOKIE with
 // cookieTree.
 func collectCookies(all [][2][]byte, raw []byte, maxVars int) (_ [][2][]byte, ok bool) {
 	ok = true
-	var seen map[string]struct{}
+	var seen firstNames
 	eachCookie(raw, maxVars, func(k, v []byte) {
 		if !ok {
 			return
@@ -173,25 +199,7 @@ func collectCookies(all [][2][]byte, raw []byte, maxVars int) (_ [][2][]byte, ok
 			ok = false
 			return
 		}
-		if seen != nil {
-			if _, dup := seen[string(k)]; dup {
-				return
-			}
-			seen[string(k)] = struct{}{}
-			all = append(all, [2][]byte{k, v})
-			return
-		}
-		all = append(all, [2][]byte{k, v})
-		if !first(all, len(all)-1, func(a, b [2][]byte) bool { return bytes.Equal(a[0], b[0]) }) {
-			all = all[:len(all)-1]
-			return
-		}
-		if len(all) == smallGroup {
-			seen = make(map[string]struct{}, 2*smallGroup)
-			for _, c := range all {
-				seen[string(c[0])] = struct{}{}
-			}
-		}
+		all = seen.add(all, k, v)
 	})
 	return all, ok
 }

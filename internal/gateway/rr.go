@@ -178,29 +178,10 @@ func (h *Handler) rrCommon(ctx *fasthttp.RequestCtx, buf []byte) rrRequest {
 // worker gets a flat name => value map and uses it as it is. The first of two
 // equal names wins.
 func rrCookies(all [][2][]byte, h *fasthttp.RequestHeader) [][2][]byte {
-	var seen map[string]struct{}
+	var seen firstNames
 	h.VisitAllCookie(func(k, v []byte) {
-		if len(k) == 0 {
-			return
-		}
-		if seen != nil {
-			if _, dup := seen[string(k)]; dup {
-				return
-			}
-			seen[string(k)] = struct{}{}
-			all = append(all, [2][]byte{k, v})
-			return
-		}
-		all = append(all, [2][]byte{k, v})
-		if !first(all, len(all)-1, func(a, b [2][]byte) bool { return bytes.Equal(a[0], b[0]) }) {
-			all = all[:len(all)-1]
-			return
-		}
-		if len(all) == smallGroup {
-			seen = make(map[string]struct{}, 2*smallGroup)
-			for _, c := range all {
-				seen[string(c[0])] = struct{}{}
-			}
+		if len(k) > 0 {
+			all = seen.add(all, k, v)
 		}
 	})
 	return all
