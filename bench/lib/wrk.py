@@ -1,7 +1,10 @@
 """Runs wrk and turns its text output into numbers."""
 
 import re
+import signal
 import subprocess
+import threading
+import time
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0, "h": 3600000.0}
 _SIZE = re.compile(r"^([0-9.]+)(us|ms|s|m|h)$")
@@ -108,13 +111,11 @@ end
 """
 
 
-def run_count(url, requests, connections, threads, script_path, on_sent=None, min_rate=500):
+def run_count(url, requests, connections, threads, script_path, on_sent=None, give_up=None, min_rate=500):
     """Runs wrk until `requests` requests were sent (a few connections' worth may still be
     in flight and are not counted). on_sent(total) is called from a reader thread as the
-    count grows. min_rate (req/s) only sizes wrk's -d, a cap that a healthy run never hits."""
-    import signal
-    import threading
-
+    count grows; wrk is stopped early once give_up() says so. min_rate (req/s) only sizes
+    wrk's -d, a cap that a healthy run never hits."""
     threads = max(1, min(threads, connections))
     share = -(-requests // threads)
     step = max(100, share // 500)
@@ -145,11 +146,22 @@ def run_count(url, requests, connections, threads, script_path, on_sent=None, mi
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
+    deadline = time.monotonic() + cap + 60
     try:
-        p.wait(timeout=cap + 60)
-    except subprocess.TimeoutExpired as e:
-        p.kill()
-        raise WrkError(f"wrk did not finish within {cap + 60}s: {' '.join(argv)}") from e
+        while True:
+            try:
+                p.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if time.monotonic() > deadline:
+                p.kill()
+                p.wait()
+                raise WrkError(f"wrk did not finish within {cap + 60}s: {' '.join(argv)}")
+            if give_up and give_up():
+                # The server is gone: no thread would ever reach its share.
+                p.send_signal(signal.SIGINT)
+                give_up = None
     finally:
         reader.join(timeout=5)
     err = p.stderr.read()

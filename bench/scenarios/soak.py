@@ -20,12 +20,11 @@ DEFAULT_REQUESTS = 5_000_000
 QUICK_REQUESTS = 20_000
 WARMUP = 0.10  # the share of the requests after which the front counts as warmed up
 LIMIT = 0.05  # how much the front's RSS may grow from the end of warm-up to the end
-# The Go heap's footprint settles only after some collections: the GC starts each one
-# between 70% and 95% of the way to its goal, where depending on how much was allocated
-# during the last five collections (the pacer's cons/mark estimate), so the peak moves over
-# the first cycles, and again when the machine's load changes. On a 2-core machine it took
-# up to 24 cycles (about 1M hello requests) to settle. A shorter warm-up is flagged.
-SETTLED_GC_CYCLES = 20
+# Go's background scavenger returns freed heap pages to the kernel only beyond this share
+# over what the heap held when the last collection ended, which in a steady state is about
+# the GC goal (retainExtraPercent in the runtime's mgcscavenge.go). Once the heap has held
+# that much, its footprint stays there as long as the goal, that is the live heap, does.
+RETAINED_OVER_GOAL = 0.10
 STATUS_FIELDS = ("VmRSS", "RssAnon", "RssFile", "RssShmem", "Threads")
 # The Go runtime's own view, from the Prometheus exposition on the admin socket: what the
 # heap holds (live objects and not yet collected garbage), what it keeps of freed pages
@@ -155,7 +154,8 @@ def soak(ctx, system, total):
     script = ctx.path(NAME, f"{system.key}-count.lua")
     with sampler:
         res = wrk.run_count(system.url + "/", total, ctx.connections, ctx.threads, script,
-                            on_sent=lambda n: setattr(sampler, "sent", n))
+                            on_sent=lambda n: setattr(sampler, "sent", n),
+                            give_up=lambda: system.health() is not None)
     dead = system.health()
     if dead:
         raise wrk.WrkError(dead)
@@ -226,22 +226,23 @@ def run(ctx):
         for when, sample, go in (("warm-up", r["warm"], r["go_warm"]), ("end", r["end"], r["go_end"])):
             sample = sample or {}
             retained = go["heap_idle"] - go["heap_released"] if "heap_idle" in go and "heap_released" in go else None
+            held = go["heap_inuse"] + retained if retained is not None and "heap_inuse" in go else None
+            ceiling = go["next_gc"] * (1 + RETAINED_OVER_GOAL) if "next_gc" in go else None
             detail.append([label, when, mib(sample.get("RssAnon")), mib(sample.get("RssFile")),
                            str(sample.get("Threads", "-")), mib_b(go.get("heap_inuse")), mib_b(retained),
-                           mib_b(go.get("stack_inuse")), mib_b(go.get("next_gc")),
-                           "-" if "gc_cycles" not in go else f"{go['gc_cycles']:.0f}"])
+                           f"{mib_b(held)} / {mib_b(ceiling)}", mib_b(go.get("stack_inuse")),
+                           mib_b(go.get("next_gc")), "-" if "gc_cycles" not in go else f"{go['gc_cycles']:.0f}"])
     sec.add("### Where the memory is", "",
             "RssAnon is the heap, stacks and runtime data; RssFile the binary's pages read so far. Go heap in "
             "use counts live objects and garbage not yet collected (it swings between collections up to the "
-            "GC goal); retained free is heap memory freed but not yet returned to the kernel.", "")
+            "GC goal, twice the live heap); retained free is heap memory freed but not yet returned to the "
+            "kernel. Their sum, the heap's footprint, grows until it reaches the runtime's ceiling, about the GC "
+            f"goal plus {RETAINED_OVER_GOAL:.0%} (beyond it the scavenger gives pages back), and stays there unless "
+            "the goal itself, that is the live heap, grows: growth up to the ceiling is the runtime settling, "
+            "growth of the goal is a leak.", "")
     sec.table(["system", "when", "RssAnon MiB", "RssFile MiB", "threads", "Go heap in use MiB",
-               "Go retained free MiB", "Go stacks MiB", "GC goal MiB", "GC cycles"], detail)
-    for key, r in runs.items():
-        cycles = r["go_warm"].get("gc_cycles")
-        if cycles is not None and cycles < SETTLED_GC_CYCLES:
-            sec.add(f"- {key}: only {cycles:.0f} GC cycles by the end of warm-up, so its heap may not have "
-                    "reached its steady footprint yet: growth up to the GC goal (plus the 10% the runtime keeps "
-                    "of freed pages) is then the runtime settling, not a leak. A longer run tells them apart.")
+               "Go retained free MiB", "heap footprint / ceiling MiB", "Go stacks MiB", "GC goal MiB",
+               "GC cycles"], detail)
     series, marks = [], []
     for key, r in runs.items():
         label = next(s.label for s in systems if s.key == key)
@@ -268,5 +269,17 @@ def run(ctx):
     if not mine["verdict"]:
         return sec.failed(f"the front's RSS grew {pct(mine['rss_growth'])} after warm-up "
                           f"({mib(mine['warm']['VmRSS'])} -> {mib(mine['end']['VmRSS'])} MiB), over the "
-                          f"{LIMIT:.0%} limit")
+                          f"{LIMIT:.0%} limit" + settling(mine["go_warm"], mine["go_end"]))
     return sec
+
+
+def settling(warm, end):
+    """Why a failed run may be the runtime settling rather than a leak, when the figures say so."""
+    if not all(k in g for g in (warm, end) for k in ("next_gc", "heap_inuse", "heap_idle", "heap_released")):
+        return ""
+    footprint = end["heap_inuse"] + end["heap_idle"] - end["heap_released"]
+    if end["next_gc"] > warm["next_gc"] * (1 + LIMIT) or footprint > end["next_gc"] * (1 + RETAINED_OVER_GOAL) * 1.02:
+        return ""
+    return (f"; the GC goal did not grow ({mib_b(warm['next_gc'])} -> {mib_b(end['next_gc'])} MiB) and the heap's "
+            f"footprint ended at its ceiling ({mib_b(footprint)} MiB): the heap was still settling after warm-up, "
+            "so a longer run is needed to judge")

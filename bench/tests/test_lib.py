@@ -166,6 +166,15 @@ class SoakJudgeTest(unittest.TestCase):
         for samples in ([], self.samples([(0, 18000)]), self.samples([(0, 18000), (1000, 25000)])):
             self.assertIsNone(soak.judge(samples, 1000)["verdict"], samples)
 
+    def test_a_heap_still_settling_is_told_from_a_growing_one(self):
+        mib = 1 << 20
+        warm = {"next_gc": 9.3 * mib, "heap_inuse": 6.5 * mib, "heap_idle": 4 * mib, "heap_released": 1.7 * mib}
+        end = {"next_gc": 9.3 * mib, "heap_inuse": 5.9 * mib, "heap_idle": 5 * mib, "heap_released": 0.7 * mib}
+        self.assertIn("still settling", soak.settling(warm, end))
+        self.assertEqual(soak.settling(warm, dict(end, next_gc=12 * mib)), "")  # the live heap grew
+        self.assertEqual(soak.settling(warm, dict(end, heap_idle=9 * mib)), "")  # past the ceiling
+        self.assertEqual(soak.settling({}, end), "")  # a revision without /metrics
+
     def test_memory_of_this_process(self):
         m = soak.memory(os.getpid())
         self.assertGreater(m["VmRSS"], 1024)
