@@ -90,7 +90,10 @@ def line_chart(title, x_unit, y_unit, series, marks=(), note=None, width=780, he
     """series: dicts with label, points [(x, y), ...] and optional color, drawn as lines
     over a shared axis starting at 0 for x; y starts at the lowest value's round number
     below, so a few percent of change stays visible. marks: (x, label) vertical lines."""
-    left, right, top, bottom = 70, 20, 44, 64 + (16 if note else 0)
+    per_row = 4  # legend entries per line
+    legend_y = 40 + (16 if note else 0)  # below the plot: tick labels, the x unit, the note
+    left, right, top = 70, 20, 44
+    bottom = legend_y + 18 * -(-len(series) // per_row) + 6
     plot_w, plot_h = width - left - right, height - top - bottom
     pts = [p for s in series for p in s["points"]]
     if not pts:
@@ -129,7 +132,7 @@ def line_chart(title, x_unit, y_unit, series, marks=(), note=None, width=780, he
     out.append(f'<text x="14" y="{top + plot_h / 2}" text-anchor="middle" fill="#4a5568" '
                f'transform="rotate(-90 14 {top + plot_h / 2})">{escape(y_unit)}</text>')
     if note:
-        out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h + 50}" text-anchor="middle" fill="#718096" '
+        out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h + 48}" text-anchor="middle" fill="#718096" '
                    f'font-size="11">{escape(note)}</text>')
     for x, label in marks:
         out.append(f'<line x1="{px(x):.1f}" y1="{top}" x2="{px(x):.1f}" y2="{top + plot_h}" stroke="#a0aec0" '
@@ -140,7 +143,8 @@ def line_chart(title, x_unit, y_unit, series, marks=(), note=None, width=780, he
         path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s["points"])
         out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.5">'
                    f'<title>{escape(s["label"])}</title></polyline>')
-        lx, ly = left + 10 + i * 170, top + plot_h + 32 + (16 if note else 0) + 14
+        lx = left + (i % per_row) * (plot_w // per_row)
+        ly = top + plot_h + legend_y + 18 * (i // per_row) + 12
         out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="3" fill="{color}"/>')
         out.append(f'<text x="{lx + 16}" y="{ly - 4}" fill="#1a202c">{escape(s["label"])}</text>')
     out.append("</svg>")
