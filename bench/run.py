@@ -49,13 +49,17 @@ def parse_args(argv):
                         "shared per thread, not per system (see bench/README.md, Method)")
     p.add_argument("--ferry-rev", action="append", metavar="REV", default=[],
                    help="also measure Ferry built from git revision REV (a temporary worktree) next to the "
-                        "working tree's, in the scenarios that compare revisions (hello, framework, mixed, fiberhello, profile); "
+                        "working tree's, in the scenarios that compare revisions (hello, framework, mixed, fiberhello, profile, soak); "
                         "repeatable")
+    p.add_argument("--soak-requests", type=int, metavar="N",
+                   help="requests in the soak scenario (default 5000000, quick 20000)")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     a = p.parse_args(argv)
     for name in ("connections", "threads", "workers", "window", "max_iterations"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
+    if a.soak_requests is not None and a.soak_requests < 1000:
+        p.error(f"--soak-requests must be >= 1000, got {a.soak_requests}")
     if a.duration is not None and not 1 <= a.duration <= 600:
         p.error(f"--duration must be between 1 and 600 seconds (wrk takes whole seconds), got {a.duration}")
     if not 0 < a.tolerance < 1:
@@ -98,6 +102,7 @@ def main(argv):
     root = os.path.dirname(BENCH)
     ctx = Context(root, out_dir, settings, a.connections, a.threads, a.workers, keep_tmp=a.keep_tmp,
                   ferry_revs=a.ferry_rev)
+    ctx.soak_requests = a.soak_requests
     selected = [scenarios.get(n) for n in a.scenario] if a.scenario else scenarios.REGISTRY
     if a.ferry_rev and not any(getattr(m, "COMPARES_REVISIONS", False) for m in selected):
         ctx.progress("--ferry-rev: none of the selected scenarios compares revisions; nothing will be built")

@@ -28,6 +28,7 @@ class Context:
         self.scenario = "-"
         self.started = time.monotonic()
         self._go_bins = {}
+        self.soak_requests = None  # run.py --soak-requests; the soak scenario's default otherwise
         # --ferry-rev: built on first use by a scenario that compares revisions.
         self.revisions = Revisions(root, ferry_revs, self)
 

@@ -55,6 +55,14 @@ class Section:
         self.charts.append(filename)
         self.lines += [f"![{title}]({filename})", ""]
 
+    def line_chart(self, ctx, filename, title, x_unit, y_unit, series, marks=(), note=None):
+        if not any(s["points"] for s in series):
+            return
+        with open(os.path.join(ctx.out_dir, filename), "w") as f:
+            f.write(svg.line_chart(title, x_unit, y_unit, series, marks=marks, note=note))
+        self.charts.append(filename)
+        self.lines += [f"![{title}]({filename})", ""]
+
 
 def num(v, digits=0):
     if v is None:

@@ -1,5 +1,6 @@
-"""A small SVG writer for horizontal bar charts with min..max error bars (no network,
-no plotting library: the report must build on a bare machine)."""
+"""A small SVG writer for horizontal bar charts with min..max error bars, and line charts of
+a measure over a run (no network, no plotting library: the report must build on a bare
+machine)."""
 
 import math
 from xml.sax.saxutils import escape
@@ -81,5 +82,70 @@ def bar_chart(title, unit, bars, note=None, width=780):
                            f'stroke-width="1.5"/>')
             end = max(end, x2)
         out.append(f'<text x="{end + 6:.1f}" y="{y + 16}" fill="#1a202c">{fmt(b["value"])}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def line_chart(title, x_unit, y_unit, series, marks=(), note=None, width=780, height=360):
+    """series: dicts with label, points [(x, y), ...] and optional color, drawn as lines
+    over a shared axis starting at 0 for x; y starts at the lowest value's round number
+    below, so a few percent of change stays visible. marks: (x, label) vertical lines."""
+    per_row = 4  # legend entries per line
+    legend_y = 40 + (16 if note else 0)  # below the plot: tick labels, the x unit, the note
+    left, right, top = 70, 20, 44
+    bottom = legend_y + 18 * -(-len(series) // per_row) + 6
+    plot_w, plot_h = width - left - right, height - top - bottom
+    pts = [p for s in series for p in s["points"]]
+    if not pts:
+        raise ValueError("line_chart: no points")
+    x_top = nice_max(max(x for x, _ in pts))
+    y_lo, y_hi = min(y for _, y in pts), max(y for _, y in pts)
+    span = nice_max((y_hi - y_lo) or abs(y_hi) * 0.1 or 1)
+    step = span / 5
+    y_bottom = math.floor(y_lo / step) * step
+    y_top = y_bottom + step * math.ceil((y_hi - y_bottom) / step if y_hi > y_bottom else 1)
+
+    def px(x):
+        return left + x / x_top * plot_w
+
+    def py(y):
+        return top + plot_h - (y - y_bottom) / (y_top - y_bottom) * plot_h
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+           f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">'
+           f'{escape(title)}</text>']
+    ticks = int(round((y_top - y_bottom) / step))
+    for i in range(ticks + 1):
+        v = y_bottom + step * i
+        y = py(v)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#e2e8f0"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#4a5568">{fmt(v)}</text>')
+    for i in range(6):
+        v = x_top * i / 5
+        x = px(v)
+        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="#e2e8f0"/>')
+        out.append(f'<text x="{x:.1f}" y="{top + plot_h + 15}" text-anchor="middle" fill="#4a5568">{fmt(v)}</text>')
+    out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h + 32}" text-anchor="middle" fill="#4a5568">'
+               f'{escape(x_unit)}</text>')
+    out.append(f'<text x="14" y="{top + plot_h / 2}" text-anchor="middle" fill="#4a5568" '
+               f'transform="rotate(-90 14 {top + plot_h / 2})">{escape(y_unit)}</text>')
+    if note:
+        out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h + 48}" text-anchor="middle" fill="#718096" '
+                   f'font-size="11">{escape(note)}</text>')
+    for x, label in marks:
+        out.append(f'<line x1="{px(x):.1f}" y1="{top}" x2="{px(x):.1f}" y2="{top + plot_h}" stroke="#a0aec0" '
+                   f'stroke-dasharray="4 3"/>')
+        out.append(f'<text x="{px(x) + 4:.1f}" y="{top + 12}" fill="#718096" font-size="11">{escape(label)}</text>')
+    for i, s in enumerate(series):
+        color = s.get("color") or PALETTE[i % len(PALETTE)]
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s["points"])
+        out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.5">'
+                   f'<title>{escape(s["label"])}</title></polyline>')
+        lx = left + (i % per_row) * (plot_w // per_row)
+        ly = top + plot_h + legend_y + 18 * (i // per_row) + 12
+        out.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="3" fill="{color}"/>')
+        out.append(f'<text x="{lx + 16}" y="{ly - 4}" fill="#1a202c">{escape(s["label"])}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -15,7 +15,7 @@ from lib import httpbench, method, proc, svg, wrk  # noqa: E402
 from lib.context import Context  # noqa: E402
 from lib.proc import StartError, cpu_seconds, descendants  # noqa: E402
 from lib.systems import System, check  # noqa: E402
-from scenarios import external, relay  # noqa: E402
+from scenarios import external, relay, soak  # noqa: E402
 
 WRK_OUT = """Running 5s test @ http://127.0.0.1:8080/
   1 threads and 50 connections
@@ -120,6 +120,67 @@ class SvgTest(unittest.TestCase):
         self.assertIn("g1", texts)
         self.assertEqual(svg.nice_max(1234), 2000)
         self.assertEqual(svg.nice_max(0.3), 0.5)
+
+
+class LineChartTest(unittest.TestCase):
+    def test_lines_marks_and_a_y_axis_that_shows_small_changes(self):
+        doc = svg.line_chart("t <&>", "requests", "MiB", [
+            {"label": "RSS", "points": [(0, 20.0), (1000, 24.5), (5000, 25.0)]},
+            {"label": "PSS", "points": [(0, 19.0), (5000, 23.5)]}], marks=[(500, "warm-up")], note="n")
+        root = ET.fromstring(doc)
+        lines = [e for e in root.iter() if e.tag.endswith("polyline")]
+        self.assertEqual(len(lines), 2)
+        self.assertEqual(len(lines[0].get("points").split()), 3)
+        texts = [e.text for e in root.iter() if e.tag.endswith("text")]
+        self.assertIn("t <&>", texts)
+        self.assertIn("warm-up", texts)
+        # The y axis starts at a round number under the lowest value, not at 0.
+        ys = [float(e.text) for e in root.iter() if e.tag.endswith("text") and e.get("text-anchor") == "end"]
+        self.assertGreater(min(ys), 10)
+        self.assertLessEqual(min(ys), 19)
+        self.assertGreaterEqual(max(ys), 25)
+        with self.assertRaises(ValueError):
+            svg.line_chart("t", "x", "y", [{"label": "none", "points": []}])
+
+
+class SoakJudgeTest(unittest.TestCase):
+    @staticmethod
+    def samples(rss):
+        return [{"sent": sent, "VmRSS": v, "Pss": v - 100} for sent, v in rss]
+
+    def test_growth_is_measured_from_the_end_of_warm_up(self):
+        # The boot and warm-up climb does not count; 25000 -> 26000 KiB is +4%.
+        r = soak.judge(self.samples([(0, 18000), (50, 24000), (100, 25000), (600, 25500), (1000, 26000)]), 1000)
+        self.assertEqual(r["warm"]["sent"], 100)
+        self.assertEqual(r["end"]["sent"], 1000)
+        self.assertAlmostEqual(r["rss_growth"], 0.04)
+        self.assertAlmostEqual(r["pss_growth"], 25900 / 24900 - 1)
+        self.assertTrue(r["verdict"])
+
+    def test_growth_over_the_limit_fails(self):
+        r = soak.judge(self.samples([(0, 18000), (120, 24000), (1000, 25300)]), 1000)
+        self.assertAlmostEqual(r["rss_growth"], 25300 / 24000 - 1)
+        self.assertFalse(r["verdict"])
+
+    def test_no_verdict_without_a_sample_after_warm_up(self):
+        for samples in ([], self.samples([(0, 18000)]), self.samples([(0, 18000), (1000, 25000)])):
+            self.assertIsNone(soak.judge(samples, 1000)["verdict"], samples)
+
+    def test_a_heap_still_settling_is_told_from_a_growing_one(self):
+        mib = 1 << 20
+        warm = {"next_gc": 9.3 * mib, "heap_inuse": 6.5 * mib, "heap_idle": 4 * mib, "heap_released": 1.7 * mib}
+        end = {"next_gc": 9.3 * mib, "heap_inuse": 5.9 * mib, "heap_idle": 5 * mib, "heap_released": 0.7 * mib}
+        self.assertIn("still settling", soak.settling(warm, end))
+        self.assertEqual(soak.settling(warm, dict(end, next_gc=12 * mib)), "")  # the live heap grew
+        self.assertEqual(soak.settling(warm, dict(end, heap_idle=9 * mib)), "")  # past the ceiling
+        self.assertEqual(soak.settling({}, end), "")  # a revision without /metrics
+
+    def test_memory_of_this_process(self):
+        m = soak.memory(os.getpid())
+        self.assertGreater(m["VmRSS"], 1024)
+        self.assertGreater(m["Pss"], 0)
+        self.assertGreater(m["Threads"], 0)
+        self.assertIsNone(soak.memory(2 ** 22 + 7))
 
 
 class ParsersTest(unittest.TestCase):
