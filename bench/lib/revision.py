@@ -120,6 +120,12 @@ class Revisions:
         env = dict(os.environ, GOWORK="off")
         self.ctx.run(["go", "build", "-ldflags", f"-X main.version={rev}", "-o", r.bin, "./cmd/ferry"],
                      cwd=path, env=env)
+        # Its own ext/ferry too: ferry looks for the extension beside its binary, and
+        # without one that revision's workers would run pure PHP against this tree's C.
+        build_ext = r.path("ext", "ferry", "build.sh")
+        if shutil.which("phpize") and os.path.isfile(build_ext):
+            self.ctx.progress(f"--ferry-rev {rev}: ext/ferry/build.sh in {path}")
+            self.ctx.run(["bash", build_ext], cwd=path, env=env)
         return r
 
     def cleanup(self):
