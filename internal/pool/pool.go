@@ -81,6 +81,9 @@ func New(opt Options) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{opt: opt, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), drained: make(chan struct{}), stopped: make(chan struct{})}
+	if opt.SpoolDir != "" {
+		sweepSpools(opt.SpoolDir)
+	}
 	p.mu.Lock()
 	ws := p.addGenerationLocked(0)
 	p.mu.Unlock()

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 )
 
 // spool is a worker's own temp directory (FERRY_SPOOL_DIR): PHP writes there
@@ -26,7 +29,28 @@ type spool struct {
 	exited bool // the worker is gone: the last settle removes it
 }
 
-const spoolEnv = "FERRY_SPOOL_DIR"
+const (
+	spoolEnv    = "FERRY_SPOOL_DIR"
+	spoolPrefix = "ferry-spool-" // then the server's pid: sweepSpools knows whose it is
+)
+
+// sweepSpools removes the spool directories in base left by a server that is
+// gone without cleaning up (SIGKILL, a crash of the machine): their workers
+// died with it, and nothing else would ever remove them. A directory whose
+// server still runs, another ferry's, is left alone.
+func sweepSpools(base string) {
+	dirs, _ := filepath.Glob(filepath.Join(base, spoolPrefix+"*-*"))
+	for _, d := range dirs {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), spoolPrefix), "-")
+		n, err := strconv.Atoi(pid)
+		if err != nil || n <= 0 || n == os.Getpid() {
+			continue
+		}
+		if syscall.Kill(n, 0) == syscall.ESRCH {
+			os.RemoveAll(d)
+		}
+	}
+}
 
 // newSpool makes a directory in base for one worker. MkdirTemp gives it mode
 // 0700 and a name nobody else has; the path is absolute, as the worker may run
@@ -36,7 +60,7 @@ func newSpool(base string) (*spool, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(base, "ferry-spool-")
+	dir, err := os.MkdirTemp(base, spoolPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, err
 	}

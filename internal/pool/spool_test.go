@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -94,5 +96,29 @@ func TestSpoolOutlivesItsWorkerUntilTheAnswerIsSettled(t *testing.T) {
 	r.Settle()
 	if _, err := os.Stat(answerFile(t, r)); err != nil {
 		t.Fatalf("a live worker's file was removed: %v", err)
+	}
+}
+
+// A server killed with SIGKILL leaves its workers' directories behind: the
+// next pool start removes them, and never those of a server still running.
+func TestSpoolsOfAGoneServerAreSwept(t *testing.T) {
+	base := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(base, fmt.Sprintf("ferry-spool-%d-1", gone.Process.Pid))
+	alive := filepath.Join(base, fmt.Sprintf("ferry-spool-%d-2", os.Getppid()))
+	for _, d := range []string{dead, alive} {
+		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newPool(t, Options{NumWorkers: 1, SpoolDir: base})
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the directory of a server that is gone is still there: %v", err)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Errorf("the directory of a running server was removed: %v", err)
 	}
 }
