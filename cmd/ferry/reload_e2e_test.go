@@ -240,3 +240,35 @@ func TestReloadKillsAfterDestroyTimeout(t *testing.T) {
 		})
 	}
 }
+
+// A worker retired for its own limits (here ttl) ends its streams as a
+// reload does, or an endless stream would keep it beside its replacement
+// for as long as the client listens.
+func TestTTLEndsStreams(t *testing.T) {
+	for _, mode := range []struct{ name, cfg string }{{"sequential", ""}, {"fibers", "  fibers: true\n"}} {
+		t.Run(mode.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := strings.Replace(streamConfig(dir, mode.cfg, "  ttl: 1s\n  destroy_timeout: 60s\n"), "write_timeout: 1s", "write_timeout: 60s", 1)
+			s := startFerry(t, cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			old := s.workers(t)[0].PID
+			resp := open(t, ctx, s.url+"/endless?tag=-0")
+			defer resp.Body.Close()
+			r := bufio.NewReader(resp.Body)
+			if line, err := r.ReadString('\n'); err != nil || line != "data: 1\n" {
+				t.Fatalf("stream: %q %v", line, err)
+			}
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				t.Fatalf("the stream did not end cleanly once its worker's ttl passed: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "stopped-0")); err != nil {
+				t.Errorf("the generator was not stopped: %v", err)
+			}
+			until(t, "the retired worker to exit", 20*time.Second, func() bool { return !running(old) })
+			if why := s.retired(t)[old]; why != "ttl" {
+				t.Errorf("worker %d exited for %q, want ttl", old, why)
+			}
+		})
+	}
+}

@@ -215,6 +215,12 @@ func (p *Pool) retireLocked(w *Worker, why string) {
 	if w.load == 0 {
 		p.setState(w, Stopping)
 		go w.stop()
+	} else if !w.endStreams.Swap(true) {
+		// A retiring worker ends when what it holds is done, and an event
+		// stream is done when its client leaves: for ttl, max_memory or
+		// max_jobs to recycle the process at all, its streams are told to
+		// end (the client gets a clean end; EventSource reconnects).
+		go w.stopStreams()
 	}
 	p.poke()
 }

@@ -124,9 +124,10 @@ func (p *Pool) dismissLocked(w *Worker, why string) {
 	}
 	// One retiring for its own limits (max_jobs, ttl) gets the reload's
 	// deadline too; one dismissed by an earlier reload has it already.
-	if w.endStreams.Swap(true) {
+	if w.dismissed.Swap(true) {
 		return
 	}
+	w.endStreams.Store(true)
 	go func() {
 		w.stopStreams()
 		w.bounceUnsent()

@@ -111,9 +111,11 @@ type Worker struct {
 	streaming int
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
-	// endStreams: its generation was replaced, a stream it starts is told
-	// to end at once (the pool-wide flag is the drain's).
+	// endStreams: it is retiring (its limits, or its generation replaced),
+	// and a stream it starts is told to end at once (the pool-wide flag is
+	// the drain's).
 	endStreams atomic.Bool
+	dismissed  atomic.Bool // a reload retired it: destroy_timeout applies
 
 	// Owned by readLoop.
 	answered   int       // answers received, errors included
