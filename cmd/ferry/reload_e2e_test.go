@@ -145,8 +145,9 @@ func reloadEndsStreams(t *testing.T, mode string) {
 		if len(ws) != 1 || ws[0].PID != newest {
 			return false
 		}
+		retired := s.retired(t) // recorded once the pool has reaped the process
 		for _, pid := range seen[:len(seen)-1] {
-			if running(pid) {
+			if running(pid) || retired[pid] == "" {
 				return false
 			}
 		}
@@ -265,7 +266,8 @@ func TestTTLEndsStreams(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "stopped-0")); err != nil {
 				t.Errorf("the generator was not stopped: %v", err)
 			}
-			until(t, "the retired worker to exit", 20*time.Second, func() bool { return !running(old) })
+			// Its exit is recorded once the pool has reaped it, after the process is gone.
+			until(t, "the retired worker to exit", 20*time.Second, func() bool { return !running(old) && s.retired(t)[old] != "" })
 			if why := s.retired(t)[old]; why != "ttl" {
 				t.Errorf("worker %d exited for %q, want ttl", old, why)
 			}
