@@ -28,6 +28,9 @@ const (
 	answerSlack = time.Second
 	keptFatals  = 4
 	maxQuote    = 8 << 10
+	// maxPage bounds what is kept of an HTML page a worker printed (a
+	// framework's error page, tens of KiB in debug mode): the rest is counted.
+	maxPage = 4 << 10
 )
 
 // lineLog turns a worker's output into log records tagged with the pid. PHP
@@ -50,6 +53,10 @@ type lineLog struct {
 	armed  bool
 	prev   phpRecord // last record logged, to spot PHP's second copy
 	fatals []fatal   // recent fatal errors, oldest first
+	// The level and arrival time of the last record above INFO: an error page
+	// printed right after an error takes its level.
+	errLevel slog.Level
+	errAt    time.Time
 
 	answered atomic.Int64 // clock of the worker's last answer, unix ns
 }
@@ -62,7 +69,12 @@ type phpRecord struct {
 	msg    string // the message after the label; empty for plain lines
 	lines  []string
 	size   int
+	kept   int  // bytes of a page kept
 	ok     bool // prev holds a record that may still have a twin
+
+	head *logHead // a framework's log record (Monolog, Symfony)
+	page bool     // an HTML document, kept up to maxPage
+	cut  int      // bytes of the page not kept
 }
 
 type fatal struct {
@@ -91,17 +103,23 @@ func (l *lineLog) jobDone(at time.Time) { l.answered.Store(at.UnixNano()) }
 func (l *lineLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Lines read together were written together (or faster than we read):
+	// the first of them continues the last burst only if it began there.
+	burst := len(l.part) > 0
 	l.part = append(l.part, p...)
 	for {
 		i := bytes.IndexByte(l.part, '\n')
 		if i < 0 {
 			break
 		}
-		l.line(string(bytes.TrimRight(l.part[:i], "\r")))
+		l.line(string(bytes.TrimRight(l.part[:i], "\r")), burst)
 		l.part = l.part[i+1:]
+		burst = true
 	}
-	if len(l.part) > maxRecord { // a line without end must not grow forever
-		l.line(string(l.part))
+	// A line without end must not grow forever; and Symfony's error page
+	// ends in "</html>" with no newline after it.
+	if len(l.part) > maxRecord || l.cur != nil && l.cur.page && isHTMLEnd(string(l.part)) {
+		l.line(string(l.part), burst)
 		l.part = nil
 	}
 	return len(p), nil
@@ -122,13 +140,14 @@ func (l *lineLog) Close() error {
 
 func (l *lineLog) finishLocked() {
 	if len(l.part) > 0 {
-		l.line(string(bytes.TrimRight(l.part, "\r")))
+		l.line(string(bytes.TrimRight(l.part, "\r")), true)
 		l.part = nil
 	}
 	l.flushLocked()
 }
 
-func (l *lineLog) line(s string) {
+// line takes one line; burst says it was read with the line before it.
+func (l *lineLog) line(s string, burst bool) {
 	if s != "" {
 		if len(l.last) == tailLines {
 			copy(l.last, l.last[1:])
@@ -137,23 +156,44 @@ func (l *lineLog) line(s string) {
 		l.last = append(l.last, s)
 	}
 	t := unstamp(s)
-	if l.cur != nil && continues(t, l.cur) && l.cur.size+len(s) <= maxRecord {
-		l.cur.add(s)
-		l.grew = time.Now()
+	now := time.Now()
+	if c := l.cur; c != nil && c.size+len(s) <= maxRecord && l.joins(c, t, burst) {
+		c.add(s)
+		l.grew = now
+		if c.page && isHTMLEnd(s) {
+			l.flushLocked()
+		}
 		return
+	}
+	var r phpRecord
+	if c := l.cur; c != nil && c.page {
+		r = phpRecord{level: c.level, page: true} // a page past maxRecord goes on in a record of its own
 	}
 	l.flushLocked()
-	if strings.TrimSpace(s) == "" {
+	if !r.page && strings.TrimSpace(s) == "" {
 		return
 	}
-	if l.monolog(t) {
+	if !r.page && l.monolog(t) {
 		return
 	}
-	r := classify(t)
+	if h, ok := parseHead(s); !r.page && ok {
+		r = phpRecord{level: h.level, head: &h}
+	} else if !r.page && isHTMLStart(s) {
+		r = phpRecord{level: slog.LevelInfo, page: true}
+		if now.Sub(l.errAt) < quietFlush {
+			r.level = l.errLevel
+		}
+	} else if !r.page {
+		r = classify(t)
+	}
 	r.at = l.clock()
 	r.add(s)
 	l.cur = &r
-	l.grew = time.Now()
+	l.grew = now
+	if r.page && isHTMLEnd(s) {
+		l.flushLocked()
+		return
+	}
 	if l.timer == nil {
 		l.timer = time.AfterFunc(quietFlush, l.quiet)
 	} else if !l.armed {
@@ -177,14 +217,38 @@ func (l *lineLog) quiet() {
 	l.flushLocked()
 }
 
+// joins tells whether t continues the pending record c: a page takes every
+// line up to its end; a framework's record every line of its burst that does
+// not open a record of its own, and the parts of an exception Monolog prints
+// on lines of their own; any record PHP's stack traces and indented lines.
+func (l *lineLog) joins(c *phpRecord, t string, burst bool) bool {
+	switch {
+	case c.page:
+		return true
+	case continues(t, c):
+		return true
+	case c.head != nil:
+		return burst && !startsRecord(t) || logContinues(t)
+	}
+	return false
+}
+
 func (l *lineLog) flushLocked() {
 	r := l.cur
 	if r == nil {
 		return
 	}
 	l.cur = nil
+	if r.level > slog.LevelInfo {
+		l.errLevel, l.errAt = r.level, l.grew
+	}
 	for len(r.lines) > 1 && strings.TrimSpace(r.lines[len(r.lines)-1]) == "" {
 		r.lines = r.lines[:len(r.lines)-1]
+	}
+	if r.head != nil || r.page {
+		l.prev.ok = false
+		l.logFramework(r)
+		return
 	}
 	p := l.prev
 	if p.ok && r.msg != "" && p.msg == r.msg && p.level == r.level && (r.fatal || p.logged != r.logged) {
@@ -203,8 +267,22 @@ func (l *lineLog) flushLocked() {
 }
 
 func (r *phpRecord) add(s string) {
-	r.lines = append(r.lines, s)
 	r.size += len(s) + 1
+	if r.page {
+		if room := maxPage - r.kept; room < len(s)+1 {
+			keep := max(0, room-1)
+			for keep > 0 && !utf8.RuneStart(s[keep]) {
+				keep--
+			}
+			r.cut += len(s) + 1 - keep
+			if keep == 0 {
+				return
+			}
+			s = s[:keep]
+		}
+		r.kept += len(s) + 1
+	}
+	r.lines = append(r.lines, s)
 }
 
 // died logs what is held back and returns the fatal errors PHP reported
@@ -270,65 +348,4 @@ func (l *lineLog) tail() string {
 		lines = append(append([]string(nil), lines...), string(l.part))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// phpLabels are the error types PHP names in its messages, in the order they
-// must be tried ("Recoverable fatal error" is not a "Fatal error").
-var phpLabels = []struct {
-	label string
-	level slog.Level
-	fatal bool
-}{
-	{"Fatal error", slog.LevelError, true},
-	{"Parse error", slog.LevelError, true},
-	{"Recoverable fatal error", slog.LevelError, true},
-	{"Warning", slog.LevelWarn, false},
-	{"Notice", slog.LevelInfo, false},
-	{"Deprecated", slog.LevelInfo, false},
-	{"Strict Standards", slog.LevelInfo, false},
-	{"Unknown error", slog.LevelError, false},
-}
-
-// classify reads the level from PHP's error format: "PHP Warning:  msg" from
-// log_errors, "Warning: msg" from display_errors; anything else is info.
-func classify(t string) phpRecord {
-	rest, logged := strings.CutPrefix(t, "PHP ")
-	for _, k := range phpLabels {
-		if m, ok := strings.CutPrefix(rest, k.label+":"); ok {
-			return phpRecord{level: k.level, fatal: k.fatal, logged: logged, msg: strings.TrimSpace(m)}
-		}
-	}
-	return phpRecord{level: slog.LevelInfo}
-}
-
-// unstamp drops the "[date] " that error_log adds when it names a file (such
-// as /dev/stderr), so those lines read like the others.
-func unstamp(s string) string {
-	if len(s) > 0 && s[0] == '[' {
-		if i := strings.Index(s, "] PHP "); i > 0 && !strings.ContainsRune(s[:i], '\n') {
-			return s[i+2:]
-		}
-	}
-	return s
-}
-
-// continues tells whether t belongs to the record before it: stack traces
-// (PHP's own and Xdebug's), their "thrown in" and "Next" parts, and indented
-// or blank lines.
-func continues(t string, cur *phpRecord) bool {
-	switch {
-	case t == "", t[0] == ' ', t[0] == '\t':
-		return true
-	case strings.HasPrefix(t, "Stack trace:"), strings.HasPrefix(t, "PHP Stack trace:"), strings.HasPrefix(t, "PHP  "):
-		return true
-	case strings.HasPrefix(t, "Next ") && cur.level >= slog.LevelError:
-		return true
-	case t[0] == '#':
-		i := 1
-		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-			i++
-		}
-		return i > 1 && i < len(t) && t[i] == ' '
-	}
-	return false
 }

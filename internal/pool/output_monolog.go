@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // monolog logs a line written by Monolog's JsonFormatter with its level and
@@ -45,6 +46,9 @@ func (l *lineLog) monolog(t string) bool {
 		}
 	}
 	l.prev.ok = false
+	if level > slog.LevelInfo {
+		l.errLevel, l.errAt = level, time.Now()
+	}
 	l.log.LogAttrs(context.Background(), level, "worker output", attrs...)
 	return true
 }
