@@ -3,7 +3,9 @@
 // (as a Monolog channel configured with its defaults) write: the lines in
 // formats.txt were captured with `php capture.php 2>formats.txt`. symfony54.txt
 // and laravel883.txt are what the php/symfony and php/laravel test apps' workers
-// wrote under Ferry for /fail, /fatal and /boom, /fatal (memory_limit=64M).
+// wrote under Ferry for /fail, /fatal and /boom, /fatal (memory_limit=64M; the
+// Laravel app with a route that fills memory added). The paths of the checkout and
+// the app were replaced by /srv/ferry and /srv/app.
 require_once 'Symfony/Component/HttpKernel/autoload.php';
 require_once 'Monolog/autoload.php';
 
