@@ -31,6 +31,10 @@ const (
 	// maxPage bounds what is kept of an HTML page a worker printed (a
 	// framework's error page, tens of KiB in debug mode): the rest is counted.
 	maxPage = 4 << 10
+	// pageSpan is how much of a page one record stands for: only maxPage of it
+	// is held, so a debug page of a few hundred KiB is still one record, and a
+	// page that never ends is logged every pageSpan.
+	pageSpan = 1 << 20
 )
 
 // lineLog turns a worker's output into log records tagged with the pid. PHP
@@ -157,7 +161,7 @@ func (l *lineLog) line(s string, burst bool) {
 	}
 	t := unstamp(s)
 	now := time.Now()
-	if c := l.cur; c != nil && c.size+len(s) <= maxRecord && l.joins(c, t, burst) {
+	if c := l.cur; c != nil && c.size+len(s) <= c.bound() && l.joins(c, t, burst) {
 		c.add(s)
 		l.grew = now
 		if c.page && isHTMLEnd(s) {
@@ -167,7 +171,7 @@ func (l *lineLog) line(s string, burst bool) {
 	}
 	var r phpRecord
 	if c := l.cur; c != nil && c.page {
-		r = phpRecord{level: c.level, page: true} // a page past maxRecord goes on in a record of its own
+		r = phpRecord{level: c.level, page: true} // a page past pageSpan goes on in a record of its own
 	}
 	l.flushLocked()
 	if !r.page && strings.TrimSpace(s) == "" {
@@ -264,6 +268,13 @@ func (l *lineLog) flushLocked() {
 		l.fatals = append(l.fatals, fatal{r.at, text})
 	}
 	l.log.LogAttrs(context.Background(), r.level, "worker output", slog.Int("pid", l.pid), slog.String("line", text))
+}
+
+func (r *phpRecord) bound() int {
+	if r.page {
+		return pageSpan
+	}
+	return maxRecord
 }
 
 func (r *phpRecord) add(s string) {
