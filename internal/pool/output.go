@@ -76,9 +76,11 @@ type phpRecord struct {
 	kept   int  // bytes of a page kept
 	ok     bool // prev holds a record that may still have a twin
 
-	head *logHead // a framework's log record (Monolog, Symfony)
-	page bool     // an HTML document, kept up to maxPage
-	cut  int      // bytes of the page not kept
+	head  *logHead // a framework's log record (Monolog, Symfony)
+	page  bool     // an HTML document, kept up to maxPage
+	doc   bool     // the page's <!DOCTYPE> or <html> came (not only a comment)
+	ended bool     // the page's </html> came
+	cut   int      // bytes of the page not kept
 }
 
 type fatal struct {
@@ -122,7 +124,7 @@ func (l *lineLog) Write(p []byte) (int, error) {
 	}
 	// A line without end must not grow forever; and Symfony's error page
 	// ends in "</html>" with no newline after it.
-	if len(l.part) > maxRecord || l.cur != nil && l.cur.page && isHTMLEnd(string(l.part)) {
+	if len(l.part) > maxRecord || l.cur != nil && l.cur.page && !l.cur.ended && isHTMLEnd(string(l.part)) {
 		l.line(string(l.part), burst)
 		l.part = nil
 	}
@@ -161,43 +163,42 @@ func (l *lineLog) line(s string, burst bool) {
 	}
 	t := unstamp(s)
 	now := time.Now()
-	if c := l.cur; c != nil && c.size+len(s) <= c.bound() && l.joins(c, t, burst) {
-		c.add(s)
-		l.grew = now
-		if c.page && isHTMLEnd(s) {
-			l.flushLocked()
-		}
-		return
-	}
 	var r phpRecord
-	if c := l.cur; c != nil && c.page {
-		r = phpRecord{level: c.level, page: true} // a page past pageSpan goes on in a record of its own
+	if c := l.cur; c != nil && l.joins(c, t, burst) {
+		if c.size+len(s) <= c.bound() {
+			c.add(s)
+			l.grew = now
+			c.ended = c.ended || c.page && isHTMLEnd(s)
+			return
+		}
+		if c.page { // a page past pageSpan goes on in a record of its own
+			r = phpRecord{level: c.level, page: true, doc: true}
+		}
 	}
 	l.flushLocked()
-	if !r.page && strings.TrimSpace(s) == "" {
+	switch {
+	case r.page:
+	case strings.TrimSpace(s) == "":
 		return
-	}
-	if !r.page && l.monolog(t) {
+	case l.monolog(t):
 		return
-	}
-	if h, ok := parseHead(s); !r.page && ok {
-		r = phpRecord{level: h.level, head: &h}
-	} else if !r.page && isHTMLStart(s) {
-		r = phpRecord{level: slog.LevelInfo, page: true}
-		if now.Sub(l.errAt) < quietFlush {
-			r.level = l.errLevel
+	default:
+		if h, ok := parseHead(s); ok {
+			r = phpRecord{level: h.level, head: &h}
+		} else if isHTMLStart(s) {
+			r = phpRecord{level: slog.LevelInfo, page: true, doc: isDocStart(s)}
+			if now.Sub(l.errAt) < quietFlush {
+				r.level = l.errLevel
+			}
+		} else {
+			r = classify(t)
 		}
-	} else if !r.page {
-		r = classify(t)
 	}
 	r.at = l.clock()
 	r.add(s)
+	r.ended = r.page && isHTMLEnd(s)
 	l.cur = &r
 	l.grew = now
-	if r.page && isHTMLEnd(s) {
-		l.flushLocked()
-		return
-	}
 	if l.timer == nil {
 		l.timer = time.AfterFunc(quietFlush, l.quiet)
 	} else if !l.armed {
@@ -222,13 +223,23 @@ func (l *lineLog) quiet() {
 }
 
 // joins tells whether t continues the pending record c: a page takes every
-// line up to its end; a framework's record every line of its burst that does
+// line up to its end, and the whole-line comments around it (Symfony's debug
+// page is wrapped in two naming the error); a framework's record every line of its burst that does
 // not open a record of its own, and the parts of an exception Monolog prints
 // on lines of their own; any record PHP's stack traces and indented lines.
 func (l *lineLog) joins(c *phpRecord, t string, burst bool) bool {
 	switch {
 	case c.page:
-		return true
+		switch {
+		case c.ended:
+			return isHTMLComment(t)
+		case c.doc:
+			return true
+		case isDocStart(t):
+			c.doc = true
+			return true
+		}
+		return isHTMLComment(t)
 	case continues(t, c):
 		return true
 	case c.head != nil:

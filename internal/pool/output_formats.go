@@ -190,9 +190,17 @@ func startsRecord(t string) bool {
 	return false
 }
 
-// isHTMLStart tells whether a line opens an HTML document: what a framework's
+// isHTMLStart tells whether a line opens an HTML page: what a framework's
 // error handler prints on the CLI's stdout when a fatal error ends a request.
-func isHTMLStart(t string) bool {
+func isHTMLStart(t string) bool { return isDocStart(t) || isHTMLComment(t) }
+
+// isHTMLComment tells whether a line is one whole HTML comment.
+func isHTMLComment(t string) bool {
+	t = strings.TrimSpace(t)
+	return len(t) >= 7 && strings.HasPrefix(t, "<!--") && strings.HasSuffix(t, "-->")
+}
+
+func isDocStart(t string) bool {
 	t = strings.TrimLeft(t, " \t")
 	for _, p := range []string{"<!doctype html", "<html"} {
 		if len(t) >= len(p) && strings.EqualFold(t[:len(p)], p) {

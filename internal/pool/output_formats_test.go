@@ -153,21 +153,39 @@ func TestOutputLookalikesStayInfo(t *testing.T) {
 }
 
 // A page is one record from its first line to </html>, even when its lines
-// arrive in several reads, and is logged at once; what follows is not part of
-// it. A page with no error before it keeps INFO.
+// arrive in several reads, with the whole-line comments just around it; what
+// follows is not part of it, and a lone comment does not swallow the lines
+// after it. A page with no error before it keeps INFO.
 func TestOutputHTMLPageIsOneRecord(t *testing.T) {
 	h := &outRecs{}
 	l := &lineLog{log: slog.New(h)}
 	l.setPID(7)
-	l.Write([]byte("<!DOCTYPE html>\n<html>\n<body>\n[error] quoted in the page\n"))
+	l.Write([]byte("<!-- Error: x -->\n<!DOCTYPE html>\n<html>\n<body>\n[error] quoted in the page\n"))
 	l.Write([]byte("#0 {main}\n</body>\n</html>\n"))
-	h.wait(t, "for the page without waiting for a quiet period or Close", func(r outRec) bool { return strings.HasSuffix(r.attrs["line"], "</html>") })
-	l.Write([]byte("after the page\n"))
+	l.Write([]byte("<!-- Error: x -->\n"))
+	l.Write([]byte("after the page\n<!-- lone comment -->\nplain\n"))
 	l.Close()
 	checkRecs(t, h.all(), []wantRec{
-		{slog.LevelInfo, "<!DOCTYPE html>\n<html>\n<body>\n[error] quoted in the page\n#0 {main}\n</body>\n</html>", nil, nil},
+		{slog.LevelInfo, "<!-- Error: x -->\n<!DOCTYPE html>\n<html>\n<body>\n[error] quoted in the page\n#0 {main}\n</body>\n</html>\n<!-- Error: x -->", nil, nil},
 		{slog.LevelInfo, "after the page", nil, nil},
+		{slog.LevelInfo, "<!-- lone comment -->", nil, nil},
+		{slog.LevelInfo, "plain", nil, nil},
 	})
+}
+
+// Symfony's debug error page (APP_DEBUG=1): 50 KiB between two comments
+// naming the error, after its "[info]" lines and the fatal error.
+func TestOutputSymfony54DebugPage(t *testing.T) {
+	want := []wantRec{
+		{slog.LevelInfo, `[info] Matched route "home".`, nil, nil},
+		{slog.LevelInfo, `[info] Matched route "fatal".`, nil, nil},
+		{slog.LevelError, "PHP Fatal error:  Allowed memory size", nil, nil},
+		{slog.LevelError, `[critical] Uncaught PHP Exception Symfony\Component\ErrorHandler\Error\OutOfMemoryError`, nil, map[string]string{"level_name": "CRITICAL"}},
+		{slog.LevelError, "<!-- Error: Allowed memory size", []string{"\n<!DOCTYPE html>\n", "more bytes cut]"}, nil},
+	}
+	for _, perLine := range []bool{false, true} {
+		checkRecs(t, feed(t, capture(t, "symfony54-debug.txt"), perLine), want)
+	}
 }
 
 // A page that never ends is still logged, in records of bounded size, one

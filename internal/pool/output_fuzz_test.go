@@ -11,7 +11,7 @@ import (
 // grouping: no panic, a recognised head within the line, no record past the
 // bound, whatever the bytes and however they are split into reads.
 func FuzzOutputFormats(f *testing.F) {
-	for _, name := range []string{"symfony54.txt", "laravel883.txt", "formats.txt"} {
+	for _, name := range []string{"symfony54.txt", "symfony54-debug.txt", "laravel883.txt", "formats.txt"} {
 		b, err := os.ReadFile("testdata/frameworks/" + name)
 		if err != nil {
 			f.Fatal(err)

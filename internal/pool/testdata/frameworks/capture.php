@@ -4,7 +4,8 @@
 // formats.txt were captured with `php capture.php 2>formats.txt`. symfony54.txt
 // and laravel883.txt are what the php/symfony and php/laravel test apps' workers
 // wrote under Ferry for /fail, /fatal and /boom, /fatal (memory_limit=64M; the
-// Laravel app with a route that fills memory added). The paths of the checkout and
+// Laravel app with a route that fills memory added); symfony54-debug.txt the same
+// with APP_ENV=dev, APP_DEBUG=1. The paths of the checkout and
 // the app were replaced by /srv/ferry and /srv/app.
 require_once 'Symfony/Component/HttpKernel/autoload.php';
 require_once 'Monolog/autoload.php';
