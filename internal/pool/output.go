@@ -222,11 +222,12 @@ func (l *lineLog) quiet() {
 	l.flushLocked()
 }
 
-// joins tells whether t continues the pending record c: a page takes every
+// joins tells whether t continues the pending record c. A page takes every
 // line up to its end, and the whole-line comments around it (Symfony's debug
-// page is wrapped in two naming the error); a framework's record every line of its burst that does
-// not open a record of its own, and the parts of an exception Monolog prints
-// on lines of their own; any record PHP's stack traces and indented lines.
+// page is wrapped in two naming the error). A framework's record takes every
+// line of its burst that does not open a record of its own, and the parts of
+// an exception Monolog prints on lines of their own. Any record takes PHP's
+// stack traces and indented lines.
 func (l *lineLog) joins(c *phpRecord, t string, burst bool) bool {
 	switch {
 	case c.page:
