@@ -34,4 +34,5 @@ fuzz ./internal/gateway FuzzMultipart 5s &&
 fuzz ./internal/gateway FuzzStaticPath 5s &&
 fuzz ./internal/rrproto FuzzDecodeResponse 5s &&
 fuzz ./internal/jsonq FuzzAppend 3s &&
-fuzz ./internal/gateway FuzzForwarded 3s
+fuzz ./internal/gateway FuzzForwarded 3s &&
+fuzz ./internal/pool FuzzOutputFormats 5s

@@ -3,10 +3,8 @@ package pool
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +28,13 @@ const (
 	answerSlack = time.Second
 	keptFatals  = 4
 	maxQuote    = 8 << 10
+	// maxPage bounds what is kept of an HTML page a worker printed (a
+	// framework's error page, tens of KiB in debug mode): the rest is counted.
+	maxPage = 4 << 10
+	// pageSpan is how much of a page one record stands for: only maxPage of it
+	// is held, so a debug page of a few hundred KiB is still one record, and a
+	// page that never ends is logged every pageSpan.
+	pageSpan = 1 << 20
 )
 
 // lineLog turns a worker's output into log records tagged with the pid. PHP
@@ -52,6 +57,10 @@ type lineLog struct {
 	armed  bool
 	prev   phpRecord // last record logged, to spot PHP's second copy
 	fatals []fatal   // recent fatal errors, oldest first
+	// The level and arrival time of the last record above INFO: an error page
+	// printed right after an error takes its level.
+	errLevel slog.Level
+	errAt    time.Time
 
 	answered atomic.Int64 // clock of the worker's last answer, unix ns
 }
@@ -64,7 +73,14 @@ type phpRecord struct {
 	msg    string // the message after the label; empty for plain lines
 	lines  []string
 	size   int
+	kept   int  // bytes of a page kept
 	ok     bool // prev holds a record that may still have a twin
+
+	head  *logHead // a framework's log record (Monolog, Symfony)
+	page  bool     // an HTML document, kept up to maxPage
+	doc   bool     // the page's <!DOCTYPE> or <html> came (not only a comment)
+	ended bool     // the page's </html> came
+	cut   int      // bytes of the page not kept
 }
 
 type fatal struct {
@@ -93,17 +109,23 @@ func (l *lineLog) jobDone(at time.Time) { l.answered.Store(at.UnixNano()) }
 func (l *lineLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Lines read together were written together (or faster than we read):
+	// the first of them continues the last burst only if it began there.
+	burst := len(l.part) > 0
 	l.part = append(l.part, p...)
 	for {
 		i := bytes.IndexByte(l.part, '\n')
 		if i < 0 {
 			break
 		}
-		l.line(string(bytes.TrimRight(l.part[:i], "\r")))
+		l.line(string(bytes.TrimRight(l.part[:i], "\r")), burst)
 		l.part = l.part[i+1:]
+		burst = true
 	}
-	if len(l.part) > maxRecord { // a line without end must not grow forever
-		l.line(string(l.part))
+	// A line without end must not grow forever; and Symfony's error page
+	// ends in "</html>" with no newline after it.
+	if len(l.part) > maxRecord || l.cur != nil && l.cur.page && !l.cur.ended && isHTMLEnd(string(l.part)) {
+		l.line(string(l.part), burst)
 		l.part = nil
 	}
 	return len(p), nil
@@ -124,13 +146,14 @@ func (l *lineLog) Close() error {
 
 func (l *lineLog) finishLocked() {
 	if len(l.part) > 0 {
-		l.line(string(bytes.TrimRight(l.part, "\r")))
+		l.line(string(bytes.TrimRight(l.part, "\r")), true)
 		l.part = nil
 	}
 	l.flushLocked()
 }
 
-func (l *lineLog) line(s string) {
+// line takes one line; burst says it was read with the line before it.
+func (l *lineLog) line(s string, burst bool) {
 	if s != "" {
 		if len(l.last) == tailLines {
 			copy(l.last, l.last[1:])
@@ -139,23 +162,43 @@ func (l *lineLog) line(s string) {
 		l.last = append(l.last, s)
 	}
 	t := unstamp(s)
-	if l.cur != nil && continues(t, l.cur) && l.cur.size+len(s) <= maxRecord {
-		l.cur.add(s)
-		l.grew = time.Now()
-		return
+	now := time.Now()
+	var r phpRecord
+	if c := l.cur; c != nil && l.joins(c, t, burst) {
+		if c.size+len(s) <= c.bound() {
+			c.add(s)
+			l.grew = now
+			c.ended = c.ended || c.page && isHTMLEnd(s)
+			return
+		}
+		if c.page { // a page past pageSpan goes on in a record of its own
+			r = phpRecord{level: c.level, page: true, doc: true}
+		}
 	}
 	l.flushLocked()
-	if strings.TrimSpace(s) == "" {
+	switch {
+	case r.page:
+	case strings.TrimSpace(s) == "":
 		return
-	}
-	if l.monolog(t) {
+	case l.monolog(t):
 		return
+	default:
+		if h, ok := parseHead(s); ok {
+			r = phpRecord{level: h.level, head: &h}
+		} else if isHTMLStart(s) {
+			r = phpRecord{level: slog.LevelInfo, page: true, doc: isDocStart(s)}
+			if now.Sub(l.errAt) < quietFlush {
+				r.level = l.errLevel
+			}
+		} else {
+			r = classify(t)
+		}
 	}
-	r := classify(t)
 	r.at = l.clock()
 	r.add(s)
+	r.ended = r.page && isHTMLEnd(s)
 	l.cur = &r
-	l.grew = time.Now()
+	l.grew = now
 	if l.timer == nil {
 		l.timer = time.AfterFunc(quietFlush, l.quiet)
 	} else if !l.armed {
@@ -179,14 +222,49 @@ func (l *lineLog) quiet() {
 	l.flushLocked()
 }
 
+// joins tells whether t continues the pending record c. A page takes every
+// line up to its end, and the whole-line comments around it (Symfony's debug
+// page is wrapped in two naming the error). A framework's record takes every
+// line of its burst that does not open a record of its own, and the parts of
+// an exception Monolog prints on lines of their own. Any record takes PHP's
+// stack traces and indented lines.
+func (l *lineLog) joins(c *phpRecord, t string, burst bool) bool {
+	switch {
+	case c.page:
+		switch {
+		case c.ended:
+			return isHTMLComment(t)
+		case c.doc:
+			return true
+		case isDocStart(t):
+			c.doc = true
+			return true
+		}
+		return isHTMLComment(t)
+	case continues(t, c):
+		return true
+	case c.head != nil:
+		return burst && !startsRecord(t) || logContinues(t)
+	}
+	return false
+}
+
 func (l *lineLog) flushLocked() {
 	r := l.cur
 	if r == nil {
 		return
 	}
 	l.cur = nil
+	if r.level > slog.LevelInfo {
+		l.errLevel, l.errAt = r.level, l.grew
+	}
 	for len(r.lines) > 1 && strings.TrimSpace(r.lines[len(r.lines)-1]) == "" {
 		r.lines = r.lines[:len(r.lines)-1]
+	}
+	if r.head != nil || r.page {
+		l.prev.ok = false
+		l.logFramework(r)
+		return
 	}
 	p := l.prev
 	if p.ok && r.msg != "" && p.msg == r.msg && p.level == r.level && (r.fatal || p.logged != r.logged) {
@@ -204,9 +282,30 @@ func (l *lineLog) flushLocked() {
 	l.log.LogAttrs(context.Background(), r.level, "worker output", slog.Int("pid", l.pid), slog.String("line", text))
 }
 
+func (r *phpRecord) bound() int {
+	if r.page {
+		return pageSpan
+	}
+	return maxRecord
+}
+
 func (r *phpRecord) add(s string) {
-	r.lines = append(r.lines, s)
 	r.size += len(s) + 1
+	if r.page {
+		if room := maxPage - r.kept; room < len(s)+1 {
+			keep := max(0, room-1)
+			for keep > 0 && !utf8.RuneStart(s[keep]) {
+				keep--
+			}
+			r.cut += len(s) + 1 - keep
+			if keep == 0 {
+				return
+			}
+			s = s[:keep]
+		}
+		r.kept += len(s) + 1
+	}
+	r.lines = append(r.lines, s)
 }
 
 // died logs what is held back and returns the fatal errors PHP reported
@@ -272,160 +371,4 @@ func (l *lineLog) tail() string {
 		lines = append(append([]string(nil), lines...), string(l.part))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// phpLabels are the error types PHP names in its messages, in the order they
-// must be tried ("Recoverable fatal error" is not a "Fatal error").
-var phpLabels = []struct {
-	label string
-	level slog.Level
-	fatal bool
-}{
-	{"Fatal error", slog.LevelError, true},
-	{"Parse error", slog.LevelError, true},
-	{"Recoverable fatal error", slog.LevelError, true},
-	{"Warning", slog.LevelWarn, false},
-	{"Notice", slog.LevelInfo, false},
-	{"Deprecated", slog.LevelInfo, false},
-	{"Strict Standards", slog.LevelInfo, false},
-	{"Unknown error", slog.LevelError, false},
-}
-
-// classify reads the level from PHP's error format: "PHP Warning:  msg" from
-// log_errors, "Warning: msg" from display_errors; anything else is info.
-func classify(t string) phpRecord {
-	rest, logged := strings.CutPrefix(t, "PHP ")
-	for _, k := range phpLabels {
-		if m, ok := strings.CutPrefix(rest, k.label+":"); ok {
-			return phpRecord{level: k.level, fatal: k.fatal, logged: logged, msg: strings.TrimSpace(m)}
-		}
-	}
-	return phpRecord{level: slog.LevelInfo}
-}
-
-// unstamp drops the "[date] " that error_log adds when it names a file (such
-// as /dev/stderr), so those lines read like the others.
-func unstamp(s string) string {
-	if len(s) > 0 && s[0] == '[' {
-		if i := strings.Index(s, "] PHP "); i > 0 && !strings.ContainsRune(s[:i], '\n') {
-			return s[i+2:]
-		}
-	}
-	return s
-}
-
-// continues tells whether t belongs to the record before it: stack traces
-// (PHP's own and Xdebug's), their "thrown in" and "Next" parts, and indented
-// or blank lines.
-func continues(t string, cur *phpRecord) bool {
-	switch {
-	case t == "", t[0] == ' ', t[0] == '\t':
-		return true
-	case strings.HasPrefix(t, "Stack trace:"), strings.HasPrefix(t, "PHP Stack trace:"), strings.HasPrefix(t, "PHP  "):
-		return true
-	case strings.HasPrefix(t, "Next ") && cur.level >= slog.LevelError:
-		return true
-	case t[0] == '#':
-		i := 1
-		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-			i++
-		}
-		return i > 1 && i < len(t) && t[i] == ' '
-	}
-	return false
-}
-
-// monolog logs a line written by Monolog's JsonFormatter with its level and
-// fields, and reports whether t was one.
-func (l *lineLog) monolog(t string) bool {
-	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
-		return false
-	}
-	var m map[string]any
-	d := json.NewDecoder(strings.NewReader(t))
-	d.UseNumber()
-	if d.Decode(&m) != nil || d.InputOffset() != int64(len(t)) {
-		return false
-	}
-	msg, ok := m["message"].(string)
-	name, _ := m["level_name"].(string)
-	num, _ := m["level"].(json.Number)
-	if !ok || (name == "" && num == "") {
-		return false
-	}
-	level, exact := monologLevel(name, num)
-	attrs := []slog.Attr{slog.Int("pid", l.pid), slog.String("message", msg)}
-	if c, ok := m["channel"].(string); ok {
-		attrs = append(attrs, slog.String("channel", c))
-	}
-	if !exact {
-		attrs = append(attrs, slog.String("level_name", name))
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		switch k {
-		case "message", "channel", "level", "level_name", "datetime":
-		default:
-			if a := jsonAttr(k, m[k]); !a.Equal(slog.Attr{}) {
-				attrs = append(attrs, a)
-			}
-		}
-	}
-	l.prev.ok = false
-	l.log.LogAttrs(context.Background(), level, "worker output", attrs...)
-	return true
-}
-
-// monologLevels maps Monolog's level names onto slog's; where slog has no
-// match (NOTICE, CRITICAL, ALERT, EMERGENCY) the record keeps the name too.
-var monologLevels = map[string]slog.Level{"DEBUG": slog.LevelDebug, "INFO": slog.LevelInfo,
-	"WARNING": slog.LevelWarn, "ERROR": slog.LevelError}
-
-func monologLevel(name string, num json.Number) (slog.Level, bool) {
-	if name != "" {
-		if l, ok := monologLevels[strings.ToUpper(name)]; ok {
-			return l, true
-		}
-		if strings.EqualFold(name, "NOTICE") {
-			return slog.LevelInfo, false
-		}
-		return slog.LevelError, false
-	}
-	n, _ := num.Int64()
-	switch {
-	case n < 200:
-		return slog.LevelDebug, true
-	case n < 300:
-		return slog.LevelInfo, true
-	case n < 400:
-		return slog.LevelWarn, true
-	}
-	return slog.LevelError, true
-}
-
-// jsonAttr converts a decoded JSON value; objects become groups, and an empty
-// object or array (Monolog writes "context":[] for no context) the empty Attr.
-func jsonAttr(k string, v any) slog.Attr {
-	switch x := v.(type) {
-	case map[string]any:
-		var as []any
-		for _, kk := range slices.Sorted(maps.Keys(x)) {
-			as = append(as, jsonAttr(kk, x[kk]))
-		}
-		if len(as) == 0 {
-			return slog.Attr{}
-		}
-		return slog.Group(k, as...)
-	case []any:
-		if len(x) == 0 {
-			return slog.Attr{}
-		}
-		return slog.Any(k, x)
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return slog.Int64(k, i)
-		}
-		f, _ := x.Float64()
-		return slog.Float64(k, f)
-	}
-	return slog.Any(k, v)
 }
