@@ -100,7 +100,7 @@ func adminClient(args []string, name string) (*http.Client, error) {
 			var d net.Dialer
 			c, err := d.DialContext(ctx, "unix", path)
 			if err != nil {
-				return nil, fmt.Errorf("cannot reach ferry at %s (is `ferry serve` running from this directory?): %w", path, err)
+				return nil, fmt.Errorf("cannot reach ferry at %s (is `ferry serve` running with this config?): %w", path, err)
 			}
 			return c, nil
 		},
