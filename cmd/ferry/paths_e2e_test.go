@@ -71,10 +71,14 @@ func serveFrom(t *testing.T, cfg, wd string) *server {
 // ferryCmd runs a ferry verb from wd and returns its combined output.
 func ferryCmd(t *testing.T, wd string, args ...string) (string, error) {
 	t.Helper()
+	out, err := newCmd(wd, args...).CombinedOutput()
+	return string(out), err
+}
+
+func newCmd(wd string, args ...string) *exec.Cmd {
 	c := exec.Command(ferryBin, args...)
 	c.Dir = wd
-	out, err := c.CombinedOutput()
-	return string(out), err
+	return c
 }
 
 // Every relative path of a config file is relative to the file's directory,
