@@ -17,7 +17,7 @@ import (
 
 // The admin API is HTTP on a unix socket with mode 0600: only the user running
 // ferry (or root) can reload it or list its workers.
-func startAdmin(path string, p *pool.Pool, o *ops) (*http.Server, error) {
+func startAdmin(path string, p *pool.Pool, o *ops, rl *reloader) (*http.Server, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -43,11 +43,17 @@ func startAdmin(path string, p *pool.Pool, o *ops) (*http.Server, error) {
 	})
 	mux.HandleFunc("POST /reload", func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		if err := p.Reload(r.Context()); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+		restart, err := rl.reload(r.Context())
+		var b strings.Builder
+		for _, k := range restart {
+			fmt.Fprintf(&b, "%s%s changed in the config file and needs a restart: the running value stays\n", warningPrefix, k)
+		}
+		if err != nil {
+			http.Error(w, b.String()+err.Error(), http.StatusInternalServerError)
 			return
 		}
-		fmt.Fprintf(w, "reloaded %d workers in %s\n", p.Size(), time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(&b, "reloaded %d workers in %s\n", p.Size(), time.Since(start).Round(time.Millisecond))
+		io.WriteString(w, b.String())
 	})
 	mux.HandleFunc("GET /leaks", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -100,7 +106,7 @@ func adminClient(args []string, name string) (*http.Client, error) {
 			var d net.Dialer
 			c, err := d.DialContext(ctx, "unix", path)
 			if err != nil {
-				return nil, fmt.Errorf("cannot reach ferry at %s (is `ferry serve` running from this directory?): %w", path, err)
+				return nil, fmt.Errorf("cannot reach ferry at %s (is `ferry serve` running with this config?): %w", path, err)
 			}
 			return c, nil
 		},
@@ -110,7 +116,7 @@ func adminClient(args []string, name string) (*http.Client, error) {
 func reload(args []string) error {
 	c, err := adminClient(args, "reload")
 	if err != nil {
-		return err
+		return fmt.Errorf("nothing reloaded: %w", err)
 	}
 	resp, err := c.Post("http://ferry/reload", "text/plain", nil)
 	if err != nil {
@@ -118,9 +124,22 @@ func reload(args []string) error {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("reload failed: %s", strings.TrimSpace(string(body)))
+	// Warnings go to stderr, the outcome to stdout.
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(string(body), "\n") {
+		if strings.HasPrefix(line, warningPrefix) {
+			fmt.Fprint(os.Stderr, "ferry: "+line)
+		} else {
+			out.WriteString(line)
+		}
 	}
-	fmt.Print(string(body))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("reload failed: %s", strings.TrimSpace(out.String()))
+	}
+	fmt.Print(out.String())
 	return nil
 }
+
+// warningPrefix starts each line of a reload's answer that names a key
+// needing a restart.
+const warningPrefix = "warning: "

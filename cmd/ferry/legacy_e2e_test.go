@@ -53,7 +53,7 @@ func TestLegacyAppMatchesNginxFPM(t *testing.T) {
 	t.Setenv("LEGACY_ADDRESS", "%ADDR%")
 	t.Setenv("LEGACY_SESSIONS", ferrySessions)
 	t.Setenv("FERRY_PHP_EXTENSION", so)
-	cfg := strings.Replace(string(yaml), "examples/legacy/worker.php", filepath.Join(app, "worker.php"), 1) +
+	cfg := strings.Replace(string(yaml), "[php, worker.php]", "[php, "+filepath.Join(app, "worker.php")+"]", 1) +
 		"admin:\n  socket: \"%ADMIN%\"\n"
 	s := startFerry(t, strings.ReplaceAll(cfg, "${LEGACY_ADDRESS:-127.0.0.1:8080}", "%ADDR%"))
 

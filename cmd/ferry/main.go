@@ -15,14 +15,16 @@ Usage:
   ferry serve   [-c ferry.yaml] [--leak-watch]
                                   start the HTTP server and the worker pool
                                   (--leak-watch: pool.leak_watch, for development)
-  ferry reload  [-c ferry.yaml]   replace every worker gracefully (no request fails)
+  ferry reload  [-c ferry.yaml]   reread the server's config file and replace every
+                                  worker gracefully (no request fails)
   ferry workers [-c ferry.yaml]   list workers: pid, state, jobs, RSS, uptime
   ferry leaks   [-c ferry.yaml] [--json]
                                   what the leak watch found: state requests leave behind
   ferry version                   print the version
 
 Without -c, ferry.yaml in the current directory is used when present, else the
-defaults (the hello example on 127.0.0.1:8080). See docs/config.md.
+defaults (the hello example on 127.0.0.1:8080). Relative paths in the file are
+relative to its directory. See docs/config.md.
 `
 
 func main() {

@@ -76,7 +76,7 @@ func (o *ops) wrap(srv *fasthttp.Server) {
 // started runs once the workers have booted and the listener is open: the
 // pool's metrics appear, /ready says yes, the TCP listeners open and systemd
 // hears READY=1.
-func (o *ops) started(p *pool.Pool) error {
+func (o *ops) started(p *pool.Pool, rl *reloader) error {
 	o.metrics.Attach(p)
 	o.health = observe.NewHealth(p.Accepting)
 	o.health.Booted()
@@ -109,7 +109,7 @@ func (o *ops) started(p *pool.Pool) error {
 	}
 	if globs := o.cfg.Server.Watch; len(globs) > 0 {
 		w, err := watch.Start(globs, func() {
-			if err := p.Reload(context.Background()); err != nil {
+			if _, err := rl.reload(context.Background()); err != nil {
 				o.log.Error("reload after a file change failed: the old workers go on", "error", err)
 			}
 		}, o.log)

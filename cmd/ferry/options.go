@@ -25,6 +25,13 @@ import (
 // logger, the pool, the gateway and the fasthttp server.
 
 func loadConfig(name string, args []string) (*config.Config, error) {
+	cfg, _, err := loadConfigPath(name, args)
+	return cfg, err
+}
+
+// loadConfigPath is loadConfig that also returns the file read ("" for the
+// built-in defaults), which a reload reads again.
+func loadConfigPath(name string, args []string) (*config.Config, string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	path := fs.String("c", "", "config file (default: ./ferry.yaml when present)")
 	leakWatch := new(bool)
@@ -32,7 +39,7 @@ func loadConfig(name string, args []string) (*config.Config, error) {
 		leakWatch = fs.Bool("leak-watch", false, "report the state requests leave behind (pool.leak_watch: true)")
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var cfg *config.Config
 	if *path == "" {
@@ -41,26 +48,30 @@ func loadConfig(name string, args []string) (*config.Config, error) {
 	if *path == "" {
 		cfg = config.Default()
 	} else if c, err := loadConfigFile(name, *path); err != nil {
-		return nil, err
+		return nil, "", err
 	} else {
 		cfg = c
 	}
 	if *leakWatch {
 		cfg.Pool.LeakWatch = true
+		leakWatchFlag = true
 	}
 	if name == "serve" {
 		// Only serve starts workers; reload and workers talk to a running server.
 		note, err := resolveExtension(cfg)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		extensionNote = note
 	}
-	return cfg, nil
+	return cfg, *path, nil
 }
 
 // extensionNote is resolveExtension's outcome, logged once the logger exists.
 var extensionNote string
+
+// leakWatchFlag is serve --leak-watch, which a reload applies over the file.
+var leakWatchFlag bool
 
 func newLogger(c config.LogConfig) (*slog.Logger, error) {
 	var out io.Writer = os.Stderr
@@ -93,9 +104,6 @@ func newLogger(c config.LogConfig) (*slog.Logger, error) {
 // from its environment.
 func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 	p := c.Pool
-	if extensionNote != "" {
-		log.Info(extensionNote)
-	}
 	argv := c.WorkerArgv()
 	if config.IsPHPBinary(argv[0]) {
 		// PHP errors must reach the log (stderr), never the protocol stream.

@@ -20,13 +20,16 @@ import (
 // SIGHUP. Stopping drains: the listener closes, every request already
 // accepted (waiting for a worker included) is answered, then the workers stop.
 func serve(args []string) error {
-	cfg, err := loadConfig("serve", args)
+	cfg, path, err := loadConfigPath("serve", args)
 	if err != nil {
 		return err
 	}
 	log, err := newLogger(cfg.Log)
 	if err != nil {
 		return err
+	}
+	if extensionNote != "" {
+		log.Info(extensionNote)
 	}
 	slog.SetDefault(log) // for what has no logger of its own: a panic recovered on a connection
 	// Caught from the start: once "serving" is printed a deploy script may
@@ -66,10 +69,11 @@ func serve(args []string) error {
 	gw := gateway.New(p, gopt)
 	srv := httpServer(cfg.Server, gw, log)
 	o.wrap(srv)
-	err = o.started(p)
+	rl := &reloader{path: path, leakWatch: leakWatchFlag, running: cfg, p: p, fr: fr, log: log}
+	err = o.started(p, rl)
 	var admin *http.Server
 	if err == nil {
-		admin, err = startAdmin(cfg.Admin.Socket, p, o)
+		admin, err = startAdmin(cfg.Admin.Socket, p, o, rl)
 	}
 	if err != nil {
 		p.Shutdown(context.Background())
@@ -91,9 +95,8 @@ func serve(args []string) error {
 			return err
 		case s := <-sig:
 			if s == syscall.SIGHUP {
-				fr.reload()
 				go func() {
-					if err := p.Reload(context.Background()); err != nil {
+					if _, err := rl.reload(context.Background()); err != nil {
 						log.Error("reload failed", "error", err)
 					}
 				}()

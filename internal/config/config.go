@@ -265,13 +265,19 @@ func Load(path string) (*Config, error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("config: %s: file is larger than %d bytes; is this really a config file?", path, MaxFileSize)
 	}
-	return Parse(data, path)
+	return parse(data, path, baseDir(path))
 }
 
 // Parse decodes YAML over Default(), expands environment variables, and
 // validates. source names the input in error messages (usually the file path).
-// An empty document gives the defaults.
+// An empty document gives the defaults. Relative paths stay relative to the
+// working directory; Load makes them relative to the file's directory.
 func Parse(data []byte, source string) (cfg *Config, err error) {
+	return parse(data, source, "")
+}
+
+// parse is Parse with the relative paths resolved against base (paths.go).
+func parse(data []byte, source, base string) (cfg *Config, err error) {
 	root, err := parseYAML(data, source)
 	if err != nil {
 		return nil, err
@@ -285,6 +291,7 @@ func Parse(data []byte, source string) (cfg *Config, err error) {
 		d.decodeRoot(root, cfg)
 		errs = d.errs
 	}
+	cfg.resolvePaths(base)
 	// Validate even after decode errors so one run reports every problem;
 	// a key that failed to decode kept its default, which is valid, so it
 	// is not reported twice.

@@ -145,6 +145,10 @@ func (r *rrReader) dur(n *yaml.Node, path string, set func(time.Duration)) {
 // roadrunner. ignored names every other key, sections first, so that nothing
 // is dropped silently.
 func ParseRoadRunner(data []byte, source string) (cfg *Config, ignored []string, err error) {
+	return parseRoadRunner(data, source, "")
+}
+
+func parseRoadRunner(data []byte, source, base string) (cfg *Config, ignored []string, err error) {
 	root, err := parseYAML(data, source)
 	if err != nil {
 		return nil, nil, err
@@ -204,6 +208,7 @@ func ParseRoadRunner(data []byte, source string) (cfg *Config, ignored []string,
 	if s.MaxBodySize+MiB > p.MaxFrameSize {
 		p.MaxFrameSize = s.MaxBodySize + MiB
 	}
+	cfg.resolvePaths(base)
 	if verr, ok := cfg.Validate().(Errors); ok {
 		for _, e := range verr {
 			r.errs.add(e)
@@ -391,9 +396,9 @@ func LoadAny(path string) (cfg *Config, ignored []string, rr bool, err error) {
 		return nil, nil, false, fmt.Errorf("config: %s: file is larger than %d bytes; is this really a config file?", path, MaxFileSize)
 	}
 	if !IsRoadRunnerFile(path, bytes.TrimSpace(data)) {
-		cfg, err = Parse(data, path)
+		cfg, err = parse(data, path, baseDir(path))
 		return cfg, nil, false, err
 	}
-	cfg, ignored, err = ParseRoadRunner(data, path)
+	cfg, ignored, err = parseRoadRunner(data, path, baseDir(path))
 	return cfg, ignored, true, err
 }

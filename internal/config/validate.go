@@ -310,7 +310,7 @@ func (k *checker) php(p *PHPConfig) {
 
 func (k *checker) admin(a *AdminConfig) {
 	if len(a.Socket) > maxSocketPath {
-		k.err("admin.socket", "path is %d bytes, unix socket paths are limited to %d", len(a.Socket), maxSocketPath)
+		k.err("admin.socket", "path %q is %d bytes, unix socket paths are limited to %d", a.Socket, len(a.Socket), maxSocketPath)
 	}
 	if strings.ContainsRune(a.Socket, 0) {
 		k.err("admin.socket", "must not contain a NUL byte")

@@ -87,7 +87,7 @@ func TestValidationErrors(t *testing.T) {
 		{"pool:\n  respawn_backoff:\n    max: 50ms\n", "ferry.yaml:3: pool.respawn_backoff.max: must be >= pool.respawn_backoff.min (100ms), got 50ms"},
 		{"pool:\n  respawn_backoff:\n    min: 10s\n", "ferry.yaml:3: pool.respawn_backoff.max: must be >= pool.respawn_backoff.min (10s), got 5s"},
 		// admin, log
-		{"admin:\n  socket: " + long + "\n", "ferry.yaml:2: admin.socket: path is 108 bytes, unix socket paths are limited to 107"},
+		{"admin:\n  socket: " + long + "\n", "ferry.yaml:2: admin.socket: path \"" + long + "\" is 108 bytes, unix socket paths are limited to 107"},
 		{"admin:\n  socket: \"a\\0b\"\n", "ferry.yaml:2: admin.socket: must not contain a NUL byte"},
 		{"log:\n  level: verbose\n", `ferry.yaml:2: log.level: must be one of debug, info, warn, error, got "verbose"`},
 		{"log:\n  format: xml\n", `ferry.yaml:2: log.format: must be one of text, json, got "xml"`},

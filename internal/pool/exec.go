@@ -84,7 +84,7 @@ func (p *Pool) takeLocked(w *Worker, j *job) {
 	w.load++
 	w.dispatched++
 	p.setState(w, Working)
-	if p.opt.MaxJobs > 0 && w.dispatched >= p.opt.MaxJobs {
+	if w.set.MaxJobs > 0 && w.dispatched >= w.set.MaxJobs {
 		p.retireLocked(w, "max_jobs")
 	}
 }
@@ -191,8 +191,8 @@ func (p *Pool) dispatchLocked() {
 func (p *Pool) steal(w *Worker) {
 	p.mu.Lock()
 	room := p.depth() - w.load
-	if p.opt.MaxJobs > 0 {
-		room = min(room, p.opt.MaxJobs-w.dispatched)
+	if w.set.MaxJobs > 0 {
+		room = min(room, w.set.MaxJobs-w.dispatched)
 	}
 	if !w.state.accepts() || room <= 0 {
 		p.mu.Unlock()

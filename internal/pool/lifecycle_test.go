@@ -104,7 +104,7 @@ func TestConcurrentReloadsKeepOneGeneration(t *testing.T) {
 func oneGeneration(p *Pool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.workers) != p.opt.NumWorkers {
+	if len(p.workers) != p.set.NumWorkers {
 		return false
 	}
 	for _, w := range p.workers {

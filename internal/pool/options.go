@@ -72,3 +72,37 @@ func (o *Options) defaults() {
 		o.Logger = slog.Default()
 	}
 }
+
+// Settings are the Options a reload may change (ReloadWith). They belong to a
+// generation: a worker keeps its generation's for life, so the old workers
+// finish under the limits they were started with while the new ones boot
+// with the new command, environment and limits.
+type Settings struct {
+	Command        []string
+	Dir            string
+	Env            []string
+	NumWorkers     int
+	MaxJobs        int
+	TTL            time.Duration
+	IdleTTL        time.Duration
+	MaxMemory      uint64
+	ExecTTL        time.Duration
+	DestroyTimeout time.Duration
+}
+
+// Settings is the reloadable part of o.
+func (o Options) Settings() Settings {
+	return Settings{
+		Command: o.Command, Dir: o.Dir, Env: o.Env, NumWorkers: o.NumWorkers, MaxJobs: o.MaxJobs,
+		TTL: o.TTL, IdleTTL: o.IdleTTL, MaxMemory: o.MaxMemory, ExecTTL: o.ExecTTL, DestroyTimeout: o.DestroyTimeout,
+	}
+}
+
+func (s *Settings) defaults() {
+	if s.NumWorkers <= 0 {
+		s.NumWorkers = runtime.NumCPU()
+	}
+	if s.DestroyTimeout <= 0 {
+		s.DestroyTimeout = 5 * time.Second
+	}
+}

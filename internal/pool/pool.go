@@ -17,7 +17,7 @@ import (
 
 // Pool is safe for concurrent use.
 type Pool struct {
-	opt   Options
+	opt   Options // what Settings holds is read from set and Worker.set instead
 	relay relay.Factory
 	log   *slog.Logger
 
@@ -26,6 +26,7 @@ type Pool struct {
 	waitq     []*waiter
 	waitBase  []*waiter // the start of the largest array waitq has had (queue.go)
 	gen       int       // the generation kept at NumWorkers
+	set       *Settings // gen's: what its replacements start with
 	lastGen   int       // the newest generation started, maybe still booting
 	closed    bool
 	stopping  bool         // drained (or out of time): the workers are being stopped
@@ -69,6 +70,7 @@ func New(opt Options) (*Pool, error) {
 	if len(opt.Command) == 0 {
 		return nil, errors.New("pool: no worker command")
 	}
+	set := opt.Settings()
 	newRelay := relay.New
 	if opt.RoadRunner {
 		if opt.Concurrent {
@@ -80,12 +82,12 @@ func New(opt Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opt: opt, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), drained: make(chan struct{}), stopped: make(chan struct{})}
+	p := &Pool{opt: opt, set: &set, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), drained: make(chan struct{}), stopped: make(chan struct{})}
 	if opt.SpoolDir != "" {
 		sweepSpools(opt.SpoolDir)
 	}
 	p.mu.Lock()
-	ws := p.addGenerationLocked(0)
+	ws := p.addGenerationLocked(0, p.set)
 	p.mu.Unlock()
 	if err := p.bootAll(ws); err != nil {
 		p.Shutdown(context.Background())
@@ -96,10 +98,10 @@ func New(opt Options) (*Pool, error) {
 	return p, nil
 }
 
-func (p *Pool) addGenerationLocked(gen int) []*Worker {
-	ws := make([]*Worker, p.opt.NumWorkers)
+func (p *Pool) addGenerationLocked(gen int, set *Settings) []*Worker {
+	ws := make([]*Worker, set.NumWorkers)
 	for i := range ws {
-		ws[i] = p.addLocked(gen)
+		ws[i] = p.addLocked(gen, set)
 	}
 	return ws
 }
@@ -119,8 +121,8 @@ func (p *Pool) bootAll(ws []*Worker) error {
 	return errors.Join(errs...)
 }
 
-func (p *Pool) addLocked(gen int) *Worker {
-	w := p.newWorker(gen)
+func (p *Pool) addLocked(gen int, set *Settings) *Worker {
+	w := p.newWorker(gen, set)
 	p.workers = append(p.workers, w)
 	p.live.Add(1)
 	return w

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,6 +20,7 @@ type reloads struct {
 type reloadRun struct {
 	done chan struct{}
 	err  error
+	set  *Settings // for the new generation; nil: the current one's
 }
 
 // Reload starts a full new generation and, once every new worker is ready,
@@ -27,7 +29,21 @@ type reloadRun struct {
 // destroy_timeout, and whatever runs past it is killed. If the new code
 // cannot boot, the old workers keep serving and the error is returned. When ctx
 // ends first Reload returns ctx.Err() and the reload goes on.
-func (p *Pool) Reload(ctx context.Context) error {
+func (p *Pool) Reload(ctx context.Context) error { return p.reload1(ctx, nil) }
+
+// ReloadWith is Reload with new settings for the new generation (a new
+// command, environment, size or limits): they are the pool's once that
+// generation is ready, and a reload that fails keeps the old ones. Calls that
+// share a run (see reloads) get the latest settings given.
+func (p *Pool) ReloadWith(ctx context.Context, s Settings) error {
+	if len(s.Command) == 0 {
+		return errors.New("pool: no worker command")
+	}
+	s.defaults()
+	return p.reload1(ctx, &s)
+}
+
+func (p *Pool) reload1(ctx context.Context, set *Settings) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -41,6 +57,9 @@ func (p *Pool) Reload(ctx context.Context) error {
 			p.reloads.running = true
 			go p.reloadLoop()
 		}
+	}
+	if set != nil {
+		r.set = set
 	}
 	p.mu.Unlock()
 	select {
@@ -62,7 +81,7 @@ func (p *Pool) reloadLoop() {
 			return
 		}
 		p.mu.Unlock()
-		r.err = p.reload()
+		r.err = p.reload(r.set)
 		close(r.done)
 	}
 }
@@ -70,15 +89,18 @@ func (p *Pool) reloadLoop() {
 // reload replaces the generation in service. The new one is not the pool's
 // until all of it is ready, so the supervisor keeps the old one at full
 // strength meanwhile, and a failed reload has nothing to undo but its workers.
-func (p *Pool) reload() error {
+func (p *Pool) reload(set *Settings) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return ErrClosed
 	}
+	if set == nil {
+		set = p.set
+	}
 	p.lastGen++
 	gen := p.lastGen
-	ws := p.addGenerationLocked(gen)
+	ws := p.addGenerationLocked(gen, set)
 	p.mu.Unlock()
 	err := p.bootAll(ws)
 	p.mu.Lock()
@@ -94,14 +116,14 @@ func (p *Pool) reload() error {
 		}
 		return fmt.Errorf("reload: %w", err)
 	}
-	p.gen = gen
+	p.gen, p.set = gen, set
 	for _, w := range p.workers {
 		if w.gen != gen {
 			p.dismissLocked(w, "reload")
 		}
 	}
 	p.poke() // a new worker that died after its handshake is replaced now
-	p.log.Info("reload done", "workers", p.opt.NumWorkers)
+	p.log.Info("reload done", "workers", set.NumWorkers)
 	return nil
 }
 
@@ -132,11 +154,12 @@ func (p *Pool) dismissLocked(w *Worker, why string) {
 		w.stopStreams()
 		w.bounceUnsent()
 	}()
-	time.AfterFunc(p.opt.DestroyTimeout, w.destroy)
+	d := p.set.DestroyTimeout // the new generation's: the operator's latest word
+	time.AfterFunc(d, func() { w.destroy(d) })
 }
 
-// destroy kills w if it still runs once its destroy_timeout is over.
-func (w *Worker) destroy() {
+// destroy kills w if it still runs once its destroy_timeout d is over.
+func (w *Worker) destroy(d time.Duration) {
 	select {
 	case <-w.exited:
 		return
@@ -146,7 +169,7 @@ func (w *Worker) destroy() {
 	w.destroyed = true
 	held := w.sent
 	w.mu.Unlock()
-	w.pool.log.Warn("retired worker still busy after destroy_timeout, killing", "pid", w.pid, "jobs", held, "destroy_timeout", w.pool.opt.DestroyTimeout)
+	w.pool.log.Warn("retired worker still busy after destroy_timeout, killing", "pid", w.pid, "jobs", held, "destroy_timeout", d)
 	w.kill()
 }
 

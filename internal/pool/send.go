@@ -174,7 +174,7 @@ func (w *Worker) encodeLocked() []byte {
 	w.extra = w.extra[:0]
 	seq := !w.pool.opt.Concurrent
 	rr := w.pool.opt.RoadRunner
-	track := (w.pool.opt.ExecTTL > 0 || rr) && seq // RoadRunner answers are matched by this order
+	track := (w.set.ExecTTL > 0 || rr) && seq // RoadRunner answers are matched by this order
 	n := len(w.pending)
 	if seq {
 		n = min(n, max(w.pool.batchLimit()-w.sent, 1))

@@ -6,7 +6,8 @@ import "time"
 // NumWorkers, respawning with backoff after failed starts. It goes on during a
 // drain: the jobs still queued need workers.
 func (p *Pool) supervise() {
-	t := time.NewTicker(p.tick())
+	every := p.tick()
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -17,13 +18,20 @@ func (p *Pool) supervise() {
 		case <-p.kick:
 		}
 		p.maintain()
+		if d := p.tick(); d != every { // a reload changed ttl or idle_ttl
+			every = d
+			t.Reset(d)
+		}
 	}
 }
 
 // tick is short enough to honour the smallest configured lifetime reasonably.
 func (p *Pool) tick() time.Duration {
+	p.mu.Lock()
+	set := p.set
+	p.mu.Unlock()
 	d := time.Second
-	for _, l := range []time.Duration{p.opt.TTL, p.opt.IdleTTL} {
+	for _, l := range []time.Duration{set.TTL, set.IdleTTL} {
 		if l > 0 && l/4 < d {
 			d = max(l/4, 10*time.Millisecond)
 		}
@@ -49,19 +57,19 @@ func (p *Pool) checkLimits() {
 			w.idleMark, w.idleSince = w.dispatched, now
 		}
 		switch {
-		case p.opt.TTL > 0 && now.Sub(w.created) >= p.opt.TTL:
+		case w.set.TTL > 0 && now.Sub(w.created) >= w.set.TTL:
 			p.retireLocked(w, "ttl")
-		case p.opt.IdleTTL > 0 && w.state == Ready && now.Sub(w.idleSince) >= p.opt.IdleTTL:
+		case w.set.IdleTTL > 0 && w.state == Ready && now.Sub(w.idleSince) >= w.set.IdleTTL:
 			p.retireLocked(w, "idle_ttl")
-		case p.opt.MaxMemory > 0:
+		case w.set.MaxMemory > 0:
 			mem = append(mem, probe{w, w.pid})
 		}
 	}
 	p.mu.Unlock()
 	for _, m := range mem { // /proc reads stay outside the lock
-		if rss := rss(m.pid); rss > p.opt.MaxMemory {
+		if rss := rss(m.pid); rss > m.w.set.MaxMemory {
 			p.mu.Lock()
-			p.log.Warn("worker over max_memory", "pid", m.pid, "rss", rss, "max_memory", p.opt.MaxMemory)
+			p.log.Warn("worker over max_memory", "pid", m.pid, "rss", rss, "max_memory", m.w.set.MaxMemory)
 			p.retireLocked(m.w, "max_memory")
 			p.mu.Unlock()
 		}
@@ -80,15 +88,15 @@ func (p *Pool) maintain() {
 			n++
 		}
 	}
-	if n >= p.opt.NumWorkers {
+	if n >= p.set.NumWorkers {
 		return
 	}
 	if wait := time.Until(p.nextSpawn); wait > 0 {
 		time.AfterFunc(wait, p.poke)
 		return
 	}
-	for ; n < p.opt.NumWorkers; n++ {
-		w := p.addLocked(p.gen)
+	for ; n < p.set.NumWorkers; n++ {
+		w := p.addLocked(p.gen, p.set)
 		go func() {
 			if err := p.boot(w); err != nil {
 				p.log.Error("worker failed to start", "error", err, "retry_in", p.backoff())
@@ -132,5 +140,10 @@ func (p *Pool) Workers() []Info {
 	return out
 }
 
-// Size is the configured number of workers per generation.
-func (p *Pool) Size() int { return p.opt.NumWorkers }
+// Size is the configured number of workers per generation: the latest
+// reload's.
+func (p *Pool) Size() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.set.NumWorkers
+}

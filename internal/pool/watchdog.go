@@ -9,12 +9,8 @@ import "time"
 // early and at most one tick late. A job's exec_ttl clock starts at the first
 // tick that sees it running.
 func (p *Pool) watchdog() {
-	ttl := p.opt.ExecTTL
-	step := p.opt.AllocateTimeout
-	if ttl > 0 {
-		step = min(step, ttl)
-	}
-	t := time.NewTicker(min(max(step/10, 5*time.Millisecond), time.Second))
+	every := p.watchStep(p.opt.ExecTTL)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	var ws []*Worker
 	for {
@@ -25,15 +21,30 @@ func (p *Pool) watchdog() {
 			p.mu.Lock()
 			p.expireWaitersLocked(now)
 			ws = append(ws[:0], p.workers...)
+			ttl := p.set.ExecTTL
 			p.mu.Unlock()
-			if ttl <= 0 {
-				continue
-			}
 			for _, w := range ws {
-				w.enforce(now, ttl)
+				// Each worker under its own generation's exec_ttl: a reload
+				// changes it for the new workers only.
+				if ttl := w.set.ExecTTL; ttl > 0 {
+					w.enforce(now, ttl)
+				}
+			}
+			if d := p.watchStep(ttl); d != every {
+				every = d
+				t.Reset(d)
 			}
 		}
 	}
+}
+
+// watchStep is a tenth of the smaller of exec_ttl and allocate_timeout.
+func (p *Pool) watchStep(execTTL time.Duration) time.Duration {
+	step := p.opt.AllocateTimeout
+	if execTTL > 0 {
+		step = min(step, execTTL)
+	}
+	return min(max(step/10, 5*time.Millisecond), time.Second)
 }
 
 // enforce kills w if a job it holds has run for ttl: PHP cannot be

@@ -67,6 +67,7 @@ var jobs = sync.Pool{New: func() any { return &job{ch: make(chan result, 1)} }}
 type Worker struct {
 	pool    *Pool
 	gen     int
+	set     *Settings // its generation's, never changed
 	cmd     *exec.Cmd
 	conn    *relay.Conn
 	pid     int
@@ -127,12 +128,12 @@ type Worker struct {
 	watchSince time.Time
 }
 
-func (p *Pool) newWorker(gen int) *Worker {
-	w := &Worker{pool: p, gen: gen, created: time.Now(), exited: make(chan struct{})}
+func (p *Pool) newWorker(gen int, set *Settings) *Worker {
+	w := &Worker{pool: p, gen: gen, set: set, created: time.Now(), exited: make(chan struct{})}
 	w.out = &lineLog{log: p.log}
-	cmd := exec.Command(p.opt.Command[0], p.opt.Command[1:]...)
-	cmd.Dir = p.opt.Dir
-	cmd.Env = append(os.Environ(), p.opt.Env...)
+	cmd := exec.Command(set.Command[0], set.Command[1:]...)
+	cmd.Dir = set.Dir
+	cmd.Env = append(os.Environ(), set.Env...)
 	// Both are log streams: the relay travels on descriptors of its own (the
 	// "stdio" relay replaces Stdout with its pipe).
 	cmd.Stdout, cmd.Stderr = w.out, w.out
@@ -197,7 +198,7 @@ func (w *Worker) bootError(err error) error {
 		said = printed(be.Output) + "\n" + said
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "worker %q failed to start: %s", strings.Join(w.pool.opt.Command, " "), reason)
+	fmt.Fprintf(&b, "worker %q failed to start: %s", strings.Join(w.set.Command, " "), reason)
 	if st := w.exitStatus(); st != "" {
 		b.WriteString(" [" + st + "]")
 	}
@@ -231,8 +232,8 @@ func (w *Worker) stop() {
 	}
 	select {
 	case <-w.exited:
-	case <-time.After(w.pool.opt.DestroyTimeout):
-		w.pool.log.Warn("worker ignored stop, killing", "pid", w.pid, "destroy_timeout", w.pool.opt.DestroyTimeout)
+	case <-time.After(w.set.DestroyTimeout):
+		w.pool.log.Warn("worker ignored stop, killing", "pid", w.pid, "destroy_timeout", w.set.DestroyTimeout)
 		w.kill()
 	}
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ferry-php/ferry/internal/config"
+)
+
+func mustConfig(t *testing.T, yaml string) *config.Config {
+	t.Helper()
+	c, err := config.Parse([]byte(yaml), "ferry.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// What shapes a worker is applied by a reload; what the generations share,
+// or the front holds, is named as needing a restart and keeps its value.
+func TestLiveChanges(t *testing.T) {
+	running := mustConfig(t, "pool: {num_workers: 1, command: php a.php}\n")
+	next := mustConfig(t, `server: {address: "127.0.0.1:9"}
+pool:
+  num_workers: 3
+  command: php b.php
+  env: {A: b}
+  exec_ttl: 5s
+  fibers: true
+  php: {ini: {max_input_vars: "5", memory_limit: 1G}}
+`)
+	m, restart := liveChanges(running, next)
+	want := []string{"server.address", "pool.fibers", "pool.php.ini.max_input_vars"}
+	if !slices.Equal(restart, want) {
+		t.Fatalf("restart %q, want %q", restart, want)
+	}
+	if m.Server.Address != running.Server.Address || m.Pool.Fibers || m.Pool.NumWorkers != 3 ||
+		m.Pool.Command[1] != "b.php" || m.Pool.Env["A"] != "b" || m.Pool.PHP.Ini["memory_limit"] != "1G" {
+		t.Fatalf("merged: %+v %+v", m.Server.Address, m.Pool)
+	}
+	if running.Pool.NumWorkers != 1 {
+		t.Fatal("liveChanges changed the running config")
+	}
+}
