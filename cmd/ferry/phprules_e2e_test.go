@@ -33,3 +33,24 @@ func TestWorkersGetAWebMemoryLimit(t *testing.T) {
 		expectBody(t, s, "/ini?name=memory_limit", c.want)
 	}
 }
+
+// A request's writes into the superglobals are not the next one's, as under
+// FPM: in the PHP loop, in ext/ferry's C loop and in Fiber mode.
+func TestSuperglobalsDoNotCarryOver(t *testing.T) {
+	for _, c := range []struct{ name, extra, via string }{
+		{"pure PHP", "  php:\n    extension: \"off\"\n", "php"},
+		{"ext/ferry", "  php:\n    extension: %SO%\n", "ext"},
+		{"fibers", "  fibers: true\n  php:\n    extension: \"off\"\n", "php"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if strings.Contains(c.extra, "%SO%") {
+				c.extra = strings.Replace(c.extra, "%SO%", extensionSO(t), 1)
+			}
+			s := startFerry(t, phpRulesConfig(c.extra))
+			for range 2 {
+				expectBody(t, s, "/leak?q=1", "written")
+				expectBody(t, s, "/leaked", "[null,[],[],null,[],[]] "+c.via)
+			}
+		})
+	}
+}

@@ -30,8 +30,11 @@ final class HttpWorker
 {
     /** @var list<\Closure> */
     private array $resetHooks = [];
-    /** @var array<string, mixed>|null $_SERVER as the first request found it (globals mode) */
-    private ?array $baseServer = null;
+    /**
+     * @var array<string, array<mixed>> $_SERVER, $_GET, $_POST, $_COOKIE, $_FILES and $_REQUEST as they
+     * were before the first request, put back at every request start (ext/ferry's loop reads it by name)
+     */
+    private array $kept = [];
     /** @var array<string, mixed> $_ENV as the first request found it (globals mode) */
     private array $baseEnv = [];
     /** @var array<string, true> the warnings this process has logged already */
@@ -110,6 +113,9 @@ final class HttpWorker
     {
         $handler = $handler(...);
         $handle = fn (Payload $payload, Job $job): Payload => $this->handle($handler, $payload, $job);
+        // Now, after the application's bootstrap (which may load environment files into
+        // $_SERVER), and before ext/ferry's loop, which restores what is kept here.
+        $this->keepGlobals();
         if ($this->ext && !$this->globals && $this->script === null && NativeLoop::available($this->worker)) {
             // ext/ferry runs the usual request itself and hands every other one to handle().
             $this->worker->runNative($handle, new NativeLoop($this->worker, $this, $handler));
@@ -128,6 +134,7 @@ final class HttpWorker
     public function runFrontController(string $script): void
     {
         $handler = $this->frontController($script);
+        $this->keepGlobals();
         $this->worker->run(fn (Payload $payload, Job $job): Payload => $this->handle($handler, $payload, $job));
     }
 
@@ -167,6 +174,8 @@ final class HttpWorker
             $request = Request::fromContext($payload->context, $payload->body);
             if ($this->globals || $this->script !== null) {
                 $this->populateGlobals($request);
+            } else {
+                $this->restoreGlobals();
             }
             if ($ext) {
                 if (!$this->globals && $this->script === null) {
@@ -318,9 +327,9 @@ final class HttpWorker
 
     private function reset(): void
     {
-        if (($this->globals || $this->script !== null) && $this->baseServer !== null) {
+        if (($this->globals || $this->script !== null) && $this->kept !== []) {
             $_GET = $_POST = $_COOKIE = $_FILES = $_REQUEST = [];
-            $_SERVER = $this->baseServer;
+            $_SERVER = $this->kept['_SERVER'];
             $_ENV = $this->baseEnv;
         } elseif ($this->ext) {
             $_COOKIE = [];
@@ -346,23 +355,53 @@ final class HttpWorker
     }
 
     /**
+     * Takes the superglobals as the application's bootstrap left them, once: run() does,
+     * else the first request (a loop of one's own calling handle()), instead of when the
+     * worker object was built, so what the bootstrap put in them stays for every request.
+     */
+    private function keepGlobals(): void
+    {
+        if ($this->kept !== []) {
+            return;
+        }
+        $this->kept = ['_SERVER' => $_SERVER, '_GET' => $_GET, '_POST' => $_POST, '_COOKIE' => $_COOKIE,
+            '_FILES' => $_FILES, '_REQUEST' => $_REQUEST];
+        $this->baseEnv = $_ENV;
+    }
+
+    /**
+     * Puts back the superglobals kept before the first request, so that what one request
+     * wrote into them ($_SERVER['X'] = ..., a $_GET filled by a framework) is not the next
+     * one's, as under FPM. Assigning a kept array copies nothing until someone writes to it.
+     *
+     * In Fiber mode the superglobals are still one set per process: a request sees what the
+     * requests interleaved with it write, and each request start puts them back for all.
+     */
+    private function restoreGlobals(): void
+    {
+        $this->keepGlobals();
+        $kept = $this->kept;
+        $_SERVER = $kept['_SERVER'];
+        $_GET = $kept['_GET'];
+        $_POST = $kept['_POST'];
+        $_COOKIE = $kept['_COOKIE'];
+        $_FILES = $kept['_FILES'];
+        $_REQUEST = $kept['_REQUEST'];
+    }
+
+    /**
      * Rebuilds every superglobal from the request and the process's own $_SERVER/$_ENV, so
      * nothing written into them by an earlier request survives.
      */
     private function populateGlobals(Request $request): void
     {
-        if ($this->baseServer === null) {
-            // Taken at the first request, after the application's bootstrap (which may load
-            // environment files into them), instead of when the worker object was built.
-            $this->baseServer = $_SERVER;
-            $this->baseEnv = $_ENV;
-        }
+        $this->keepGlobals();
         $_ENV = $this->baseEnv;
         $_GET = $request->query();
         $_POST = $request->post();
         $_COOKIE = $request->cookies;
         $_FILES = $request->files();
-        $_SERVER = $request->server() + $this->baseServer;
+        $_SERVER = $request->server() + $this->kept['_SERVER'];
         if ($this->script !== null) {
             LegacyScript::server($this->script);
         }
