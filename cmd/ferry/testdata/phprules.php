@@ -24,6 +24,25 @@ HttpWorker::create()->run(static function (Request $r): Response {
             $seen = [$_SERVER['X_LEAK'] ?? null, $_GET, $_POST, $_COOKIE['leak'] ?? null, $_FILES, $_REQUEST];
 
             return Response::text(json_encode($seen) . (extension_loaded('ferry') ? ' ext' : ' php'));
+        case '/alloc':
+            // Past the default memory_limit: PHP's fatal "Allowed memory size exhausted".
+            $keep = str_repeat('x', (int) ($r->query()['mb'] ?? 0) << 20);
+
+            return Response::text((string) strlen($keep));
+        case '/stream-alloc':
+            // The head and a part are out when the fatal error comes.
+            return Response::stream((static function () use ($r): \Generator {
+                yield "first part\n";
+                yield str_repeat('x', (int) ($r->query()['mb'] ?? 0) << 20);
+            })());
+        case '/exit':
+            exit(1);
+        case '/wait':
+            // Fiber mode: suspended here while another request of this worker dies.
+            fwrite(STDERR, "suspended in /wait\n");
+            \Ferry\Worker\Loop::get()->wait((float) ($r->query()['s'] ?? 0));
+
+            return Response::text('waited');
         case '/pid':
             return Response::text((string) getmypid());
     }
