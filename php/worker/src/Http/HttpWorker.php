@@ -175,7 +175,11 @@ final class HttpWorker
             if ($this->globals || $this->script !== null) {
                 $this->populateGlobals($request);
             } else {
-                $this->restoreGlobals();
+                // As under FPM, what the last request wrote into them is not this one's.
+                if ($this->kept === []) {
+                    $this->keepGlobals();
+                }
+                Superglobals::restore($this->kept);
             }
             if ($ext) {
                 if (!$this->globals && $this->script === null) {
@@ -361,32 +365,10 @@ final class HttpWorker
      */
     private function keepGlobals(): void
     {
-        if ($this->kept !== []) {
-            return;
+        if ($this->kept === []) {
+            $this->kept = Superglobals::keep();
+            $this->baseEnv = $_ENV;
         }
-        $this->kept = ['_SERVER' => $_SERVER, '_GET' => $_GET, '_POST' => $_POST, '_COOKIE' => $_COOKIE,
-            '_FILES' => $_FILES, '_REQUEST' => $_REQUEST];
-        $this->baseEnv = $_ENV;
-    }
-
-    /**
-     * Puts back the superglobals kept before the first request, so that what one request
-     * wrote into them ($_SERVER['X'] = ..., a $_GET filled by a framework) is not the next
-     * one's, as under FPM. Assigning a kept array copies nothing until someone writes to it.
-     *
-     * In Fiber mode the superglobals are still one set per process: a request sees what the
-     * requests interleaved with it write, and each request start puts them back for all.
-     */
-    private function restoreGlobals(): void
-    {
-        $this->keepGlobals();
-        $kept = $this->kept;
-        $_SERVER = $kept['_SERVER'];
-        $_GET = $kept['_GET'];
-        $_POST = $kept['_POST'];
-        $_COOKIE = $kept['_COOKIE'];
-        $_FILES = $kept['_FILES'];
-        $_REQUEST = $kept['_REQUEST'];
     }
 
     /**
@@ -397,20 +379,15 @@ final class HttpWorker
     {
         $this->keepGlobals();
         $_ENV = $this->baseEnv;
-        $_GET = $request->query();
-        $_POST = $request->post();
-        $_COOKIE = $request->cookies;
-        $_FILES = $request->files();
-        $_SERVER = $request->server() + $this->kept['_SERVER'];
+        Superglobals::fill($request, $this->kept['_SERVER']);
         if ($this->script !== null) {
             LegacyScript::server($this->script);
         }
-        $_REQUEST = self::requestVariables($_GET, $_POST, $_COOKIE);
+        $_REQUEST = Form::requestVariables($_GET, $_POST, $_COOKIE);
     }
 
     /**
-     * $_REQUEST as PHP builds it: the request_order (else variables_order) letters G, P, C
-     * in order, later ones winning, arrays under the same key merged recursively.
+     * $_REQUEST as PHP builds it (see Form::requestVariables()).
      *
      * @param array<string|int, mixed> $get
      * @param array<string|int, mixed> $post
@@ -419,20 +396,6 @@ final class HttpWorker
      */
     public static function requestVariables(array $get, array $post, array $cookie, ?string $order = null): array
     {
-        $order ??= (string) (ini_get('request_order') ?: ini_get('variables_order'));
-        $request = [];
-        foreach (str_split(strtoupper($order)) as $letter) {
-            $source = match ($letter) {
-                'G' => $get,
-                'P' => $post,
-                'C' => $cookie,
-                default => [],
-            };
-            if ($source !== []) {
-                $request = $request === [] ? $source : array_replace_recursive($request, $source);
-            }
-        }
-
-        return $request;
+        return Form::requestVariables($get, $post, $cookie, $order);
     }
 }
