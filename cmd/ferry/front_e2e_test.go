@@ -301,8 +301,9 @@ func TestIdleTimeoutZeroUsesReadTimeout(t *testing.T) {
 func TestMaxMemoryBoundsOneRequest(t *testing.T) {
 	s := startFerry(t, appConfig("  max_memory: 64MiB\n"))
 	resp, body := get(t, s.url+"/alloc?mb=200")
-	// The fatal error ends the worker, as it ends a PHP process anywhere.
-	expectStatus(t, resp, body, 502)
+	// The fatal error ends the worker, as it ends a PHP process anywhere; the
+	// request failed in the application, a 500 as under FPM.
+	expectStatus(t, resp, body, 500)
 	if !waitLog(s, "Allowed memory size") {
 		t.Fatalf("no memory_limit error in the log:\n%s", s.logText())
 	}

@@ -114,7 +114,8 @@ static bool loop_init(ferry_loop *L)
 	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
 	if (!find_prop(wce, "stopping", MAY_BE_BOOL, &L->w_stopping) || !find_prop(wce, "closed", MAY_BE_BOOL, &L->w_closed)
 		|| !find_prop(wce, "outbox", MAY_BE_STRING, &L->w_outbox) || !find_prop(wce, "terminateHooks", MAY_BE_ARRAY, &L->w_terminate)
-		|| !find_prop(wce, "streams", MAY_BE_ARRAY, &L->w_streams) || !find_prop(hce, "resetHooks", MAY_BE_ARRAY, &L->h_reset)) {
+		|| !find_prop(wce, "streams", MAY_BE_ARRAY, &L->w_streams) || !find_prop(hce, "resetHooks", MAY_BE_ARRAY, &L->h_reset)
+		|| !find_prop(hce, "kept", MAY_BE_ARRAY, &L->h_kept)) {
 		return false;
 	}
 	uint32_t c_capture;

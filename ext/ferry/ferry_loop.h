@@ -20,8 +20,8 @@ typedef struct {
 	zend_fcall_info_cache resume_cache;
 	/* Worker */
 	uint32_t w_stopping, w_closed, w_outbox, w_terminate, w_streams;
-	/* HttpWorker */
-	uint32_t h_reset;
+	/* HttpWorker: $resetHooks, $kept (the superglobals put back at every request start) */
+	uint32_t h_reset, h_kept;
 	/* SyncCapture */
 	uint32_t c_job, c_refusals, c_flushed, c_level;
 	/* StreamedAnswer's static $worker and $id */

@@ -52,6 +52,44 @@ static void set_cookies(ferry_loop *L, zval *value)
 	zend_hash_add_new(&EG(symbol_table), L->cookie_key, value);
 }
 
+/*
+ * HttpWorker::restoreGlobals(): each superglobal back to the array HttpWorker kept before
+ * the first request. One a request did not write to is still that very array: nothing to do.
+ */
+static void restore_globals(ferry_loop *L)
+{
+	zval *kept = OBJ_PROP(L->http, L->h_kept);
+	if (Z_TYPE_P(kept) != IS_ARRAY) {
+		return;
+	}
+	zend_string *name;
+	zval *value;
+	ZEND_HASH_FOREACH_STR_KEY_VAL(Z_ARRVAL_P(kept), name, value) {
+		if (!name) {
+			continue;
+		}
+		zval *slot = zend_hash_find(&EG(symbol_table), name);
+		if (slot && Z_TYPE_P(slot) == IS_INDIRECT) {
+			slot = Z_INDIRECT_P(slot);
+		}
+		if (!slot || Z_TYPE_P(slot) == IS_UNDEF) {
+			/* unset($_GET) at the top level: PHP's own assignment would define it again */
+			Z_TRY_ADDREF_P(value);
+			if (slot) {
+				ZVAL_COPY_VALUE(slot, value);
+			} else {
+				zend_hash_add_new(&EG(symbol_table), name, value);
+			}
+			continue;
+		}
+		ZVAL_DEREF(slot);
+		if (Z_TYPE_P(slot) == IS_ARRAY && Z_TYPE_P(value) == IS_ARRAY && Z_ARR_P(slot) == Z_ARR_P(value)) {
+			continue;
+		}
+		assign(slot, value);
+	} ZEND_HASH_FOREACH_END();
+}
+
 static bool is_empty_array(zval *v)
 {
 	return Z_TYPE_P(v) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(v)) == 0;
@@ -234,6 +272,7 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	ZVAL_LONG(&zid, id);
 	assign(L->running_worker, &worker);
 	assign(L->running_id, &zid);
+	restore_globals(L);
 	/* session_start() takes the session id from $_COOKIE, as PHP fills it. */
 	set_cookies(L, OBJ_PROP(req, L->r_cookies));
 	ferry_request_start();

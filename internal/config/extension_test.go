@@ -42,12 +42,12 @@ func TestExtensionPath(t *testing.T) {
 // pool.php.ini "extension" entry (another module) could cancel.
 func TestPHPArgsLoadTheResolvedExtension(t *testing.T) {
 	c := mustParse(t, "pool:\n  command: php w.php\n  php:\n    ini: {extension: gmp}\n")
-	deepEqual(t, c.WorkerArgv(), []string{"php", "-d", "opcache.enable_cli=1", "-d", "extension=gmp", "w.php"})
+	deepEqual(t, c.WorkerArgv(), []string{"php", "-d", "opcache.enable_cli=1", "-d", "memory_limit=128M", "-d", "extension=gmp", "w.php"})
 	c.SetExtensionFile("/opt/ferry.so")
 	if c.ExtensionFile() != "/opt/ferry.so" {
 		t.Fatalf("ExtensionFile() = %q", c.ExtensionFile())
 	}
-	deepEqual(t, c.WorkerArgv(), []string{"php", "-d", "extension=/opt/ferry.so", "-d", "opcache.enable_cli=1", "-d", "extension=gmp", "w.php"})
+	deepEqual(t, c.WorkerArgv(), []string{"php", "-d", "extension=/opt/ferry.so", "-d", "opcache.enable_cli=1", "-d", "memory_limit=128M", "-d", "extension=gmp", "w.php"})
 	c.SetExtensionFile("")
-	deepEqual(t, c.PHPArgs(), []string{"-d", "opcache.enable_cli=1", "-d", "extension=gmp"})
+	deepEqual(t, c.PHPArgs(), []string{"-d", "opcache.enable_cli=1", "-d", "memory_limit=128M", "-d", "extension=gmp"})
 }

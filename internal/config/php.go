@@ -12,10 +12,16 @@ import (
 // PHP's default is 0, which silently leaves the JIT disabled.
 const jitBufferSize = "64M"
 
+// webMemoryLimit is the memory_limit a worker gets when neither pool.max_memory
+// nor pool.php.ini sets one: php.ini-production's, as under FPM. The CLI's ini
+// (Debian's sets -1) would let one runaway request grow until exec_ttl.
+const webMemoryLimit = "128M"
+
 // PHPArgs returns the "-d" flags derived from pool.php, as separate argv
 // words ("-d", "name=value", ...): extension (ext/ferry, once resolved; see
 // SetExtensionFile), opcache.enable_cli, opcache.preload (and
-// opcache.preload_user when running as root), opcache.jit and opcache.jit_buffer_size, then pool.php.ini in sorted key
+// opcache.preload_user when running as root), opcache.jit and opcache.jit_buffer_size,
+// memory_limit (pool.max_memory, else webMemoryLimit), then pool.php.ini in sorted key
 // order. A directive also present in pool.php.ini is left to the ini entry,
 // so users can override any derived value. The pool puts these right after
 // the binary when the command's first word is a PHP binary (see WorkerArgv).
@@ -55,6 +61,8 @@ func (c *Config) PHPArgs() []string {
 		// max_memory is checked between jobs; PHP's own limit stops the one
 		// request that would run past it, with "Allowed memory size exhausted".
 		add("memory_limit", strconv.FormatInt(int64(m), 10))
+	} else {
+		add("memory_limit", webMemoryLimit)
 	}
 	for _, name := range sortedKeys(p.Ini) {
 		args = append(args, "-d", name+"="+p.Ini[name])

@@ -6,6 +6,7 @@ namespace Ferry\Worker;
 
 use Ferry\Worker\Internal\BufferCapture;
 use Ferry\Worker\Internal\Environment;
+use Ferry\Worker\Internal\FatalAnswer;
 use Ferry\Worker\Internal\FiberCapture;
 use Ferry\Worker\Internal\FiberRunner;
 use Ferry\Worker\Internal\JobFrames;
@@ -125,6 +126,12 @@ final class Worker
             // STDOUT carries frames: PHP errors must go to STDERR instead.
             ini_set('display_errors', 'stderr');
         }
+        if (\PHP_SAPI === 'cli' && ini_get('display_errors') === 'stderr' && ini_get('log_errors') && (string) ini_get('error_log') === '') {
+            // The CLI logs to STDERR too: each error would reach the server's log twice.
+            ini_set('log_errors', '0');
+        }
+        // A fatal error ends the process: the jobs it leaves get a 500, not the 502 of a vanished worker.
+        FatalAnswer::register($this);
         // From here on, output during a job is that job's; any other output goes to STDERR
         // on every relay, so behaviour does not change with the transport.
         $this->capture->install();

@@ -182,6 +182,32 @@ final class HttpWorkerTest extends TestCase
         self::assertArrayNotHasKey('REQUEST_METHOD', $_SERVER);
     }
 
+    public function testSuperglobalsWrittenByARequestAreGoneForTheNext(): void
+    {
+        foreach ([false, true] as $fibers) {
+            $_SERVER['X_BOOT'] = 'kept';
+            $http = new HttpWorker($this->worker($fibers));
+            self::call($http, static function (): string {
+                $_SERVER['X_LEAK'] = 'a';
+                $_GET['leak'] = $_POST['leak'] = $_COOKIE['leak'] = $_REQUEST['leak'] = 1;
+                $_FILES['leak'] = ['name' => 'x'];
+
+                return '';
+            });
+            $seen = null;
+            self::call($http, static function () use (&$seen): string {
+                $seen = [$_SERVER['X_LEAK'] ?? null, $_SERVER['X_BOOT'] ?? null, $_GET, $_POST, $_COOKIE['leak'] ?? null, $_FILES, $_REQUEST];
+
+                return '';
+            });
+            self::assertSame([null, 'kept', [], [], null, [], []], $seen, $fibers ? 'fibers' : 'sequential');
+            unset($_SERVER['X_BOOT'], $_SERVER['X_LEAK']);
+            fclose($this->pair[0]);
+            fclose($this->pair[1]);
+            $this->pair = [];
+        }
+    }
+
     public function testGlobalsModeIsRefusedWithFibers(): void
     {
         $this->expectException(\InvalidArgumentException::class);

@@ -119,6 +119,21 @@ final class NativeLoopTest extends TestCase
         self::assertSame(['resets' => 5, 'terminated' => 2], ['resets' => $state['resets'], 'terminated' => $state['terminated']]);
     }
 
+    public function testSuperglobalsWrittenByARequestAreGoneForTheNext(): void
+    {
+        $jobs = Http::job(1, '/leak') . Http::job(2, '/leaked') . Http::job(3, '/via') . Http::job(4, '/leak')
+            . Http::job(5, '/echo') . Http::job(6, '/leaked');
+        [$native, $php] = $this->both([[$jobs, 6]]);
+        self::assertStringEndsWith('ext', $native[3][0], 'the C loop serves these jobs');
+        unset($native[3], $php[3]);
+        self::assertSame($php, $native);
+        foreach ([2, 6] as $id) {
+            $seen = json_decode(substr($native[$id][0], strpos($native[$id][0], '{"server"')), true);
+            self::assertSame(['server' => null, 'get' => [], 'post' => [], 'cookie' => ['a' => '1', 'b' => '2'], 'files' => [],
+                'request' => [], 'argv' => true], $seen, "job $id");
+        }
+    }
+
     public function testFramesAroundTheJobsAreLeftToThePhpLoop(): void
     {
         $cookies = ['cookies' => ['session' => 'abc'], 'headers' => ['Cookie' => ['session=abc']]];

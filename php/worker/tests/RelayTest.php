@@ -87,6 +87,11 @@ final class RelayTest extends TestCase
         $worker = new WorkerProcess(self::SDK, [], 'fds');
         $worker->handshake();
         $worker->send(WorkerProcess::job(1, 'fatal'));
+        // The worker asks to be retired and fails the job (a 500, not a vanished worker's 502).
+        [$stop, $error] = $worker->readFrames(2);
+        self::assertSame([Frame::CONTROL | Frame::JSON, '{"stop":true}'], [$stop->flags, $stop->payload]);
+        self::assertSame([Frame::ERROR, 1], [$error->flags, $error->options[1]]);
+        self::assertStringStartsWith('PHP fatal error', $error->payload);
         self::assertSame('', $worker->drainUntilClosed(), 'the relay carries nothing but frames');
         self::assertSame(255, $worker->wait());
         self::assertStringContainsString('Allowed memory size', $worker->log());

@@ -136,4 +136,32 @@ final class Form
 
         return (int) $value;
     }
+
+    /**
+     * $_REQUEST as PHP builds it: the request_order (else variables_order) letters G, P, C
+     * in order, later ones winning, arrays under the same key merged recursively.
+     *
+     * @param array<string|int, mixed> $get
+     * @param array<string|int, mixed> $post
+     * @param array<string|int, mixed> $cookie
+     * @return array<string|int, mixed>
+     */
+    public static function requestVariables(array $get, array $post, array $cookie, ?string $order = null): array
+    {
+        $order ??= (string) (ini_get('request_order') ?: ini_get('variables_order'));
+        $request = [];
+        foreach (str_split(strtoupper($order)) as $letter) {
+            $source = match ($letter) {
+                'G' => $get,
+                'P' => $post,
+                'C' => $cookie,
+                default => [],
+            };
+            if ($source !== []) {
+                $request = $request === [] ? $source : array_replace_recursive($request, $source);
+            }
+        }
+
+        return $request;
+    }
 }

@@ -30,8 +30,11 @@ final class HttpWorker
 {
     /** @var list<\Closure> */
     private array $resetHooks = [];
-    /** @var array<string, mixed>|null $_SERVER as the first request found it (globals mode) */
-    private ?array $baseServer = null;
+    /**
+     * @var array<string, array<mixed>> $_SERVER, $_GET, $_POST, $_COOKIE, $_FILES and $_REQUEST as they
+     * were before the first request, put back at every request start (ext/ferry's loop reads it by name)
+     */
+    private array $kept = [];
     /** @var array<string, mixed> $_ENV as the first request found it (globals mode) */
     private array $baseEnv = [];
     /** @var array<string, true> the warnings this process has logged already */
@@ -110,6 +113,9 @@ final class HttpWorker
     {
         $handler = $handler(...);
         $handle = fn (Payload $payload, Job $job): Payload => $this->handle($handler, $payload, $job);
+        // Now, after the application's bootstrap (which may load environment files into
+        // $_SERVER), and before ext/ferry's loop, which restores what is kept here.
+        $this->keepGlobals();
         if ($this->ext && !$this->globals && $this->script === null && NativeLoop::available($this->worker)) {
             // ext/ferry runs the usual request itself and hands every other one to handle().
             $this->worker->runNative($handle, new NativeLoop($this->worker, $this, $handler));
@@ -128,6 +134,7 @@ final class HttpWorker
     public function runFrontController(string $script): void
     {
         $handler = $this->frontController($script);
+        $this->keepGlobals();
         $this->worker->run(fn (Payload $payload, Job $job): Payload => $this->handle($handler, $payload, $job));
     }
 
@@ -167,6 +174,12 @@ final class HttpWorker
             $request = Request::fromContext($payload->context, $payload->body);
             if ($this->globals || $this->script !== null) {
                 $this->populateGlobals($request);
+            } else {
+                // As under FPM, what the last request wrote into them is not this one's.
+                if ($this->kept === []) {
+                    $this->keepGlobals();
+                }
+                Superglobals::restore($this->kept);
             }
             if ($ext) {
                 if (!$this->globals && $this->script === null) {
@@ -318,9 +331,9 @@ final class HttpWorker
 
     private function reset(): void
     {
-        if (($this->globals || $this->script !== null) && $this->baseServer !== null) {
+        if (($this->globals || $this->script !== null) && $this->kept !== []) {
             $_GET = $_POST = $_COOKIE = $_FILES = $_REQUEST = [];
-            $_SERVER = $this->baseServer;
+            $_SERVER = $this->kept['_SERVER'];
             $_ENV = $this->baseEnv;
         } elseif ($this->ext) {
             $_COOKIE = [];
@@ -346,32 +359,35 @@ final class HttpWorker
     }
 
     /**
+     * Takes the superglobals as the application's bootstrap left them, once: run() does,
+     * else the first request (a loop of one's own calling handle()), instead of when the
+     * worker object was built, so what the bootstrap put in them stays for every request.
+     */
+    private function keepGlobals(): void
+    {
+        if ($this->kept === []) {
+            $this->kept = Superglobals::keep();
+            $this->baseEnv = $_ENV;
+        }
+    }
+
+    /**
      * Rebuilds every superglobal from the request and the process's own $_SERVER/$_ENV, so
      * nothing written into them by an earlier request survives.
      */
     private function populateGlobals(Request $request): void
     {
-        if ($this->baseServer === null) {
-            // Taken at the first request, after the application's bootstrap (which may load
-            // environment files into them), instead of when the worker object was built.
-            $this->baseServer = $_SERVER;
-            $this->baseEnv = $_ENV;
-        }
+        $this->keepGlobals();
         $_ENV = $this->baseEnv;
-        $_GET = $request->query();
-        $_POST = $request->post();
-        $_COOKIE = $request->cookies;
-        $_FILES = $request->files();
-        $_SERVER = $request->server() + $this->baseServer;
+        Superglobals::fill($request, $this->kept['_SERVER']);
         if ($this->script !== null) {
             LegacyScript::server($this->script);
         }
-        $_REQUEST = self::requestVariables($_GET, $_POST, $_COOKIE);
+        $_REQUEST = Form::requestVariables($_GET, $_POST, $_COOKIE);
     }
 
     /**
-     * $_REQUEST as PHP builds it: the request_order (else variables_order) letters G, P, C
-     * in order, later ones winning, arrays under the same key merged recursively.
+     * $_REQUEST as PHP builds it (see Form::requestVariables()).
      *
      * @param array<string|int, mixed> $get
      * @param array<string|int, mixed> $post
@@ -380,20 +396,6 @@ final class HttpWorker
      */
     public static function requestVariables(array $get, array $post, array $cookie, ?string $order = null): array
     {
-        $order ??= (string) (ini_get('request_order') ?: ini_get('variables_order'));
-        $request = [];
-        foreach (str_split(strtoupper($order)) as $letter) {
-            $source = match ($letter) {
-                'G' => $get,
-                'P' => $post,
-                'C' => $cookie,
-                default => [],
-            };
-            if ($source !== []) {
-                $request = $request === [] ? $source : array_replace_recursive($request, $source);
-            }
-        }
-
-        return $request;
+        return Form::requestVariables($get, $post, $cookie, $order);
     }
 }

@@ -40,6 +40,12 @@ final class StreamedAnswer
         return $fiber;
     }
 
+    /** The id of a sequential worker's running request, null between requests. */
+    public static function runningId(): ?int
+    {
+        return self::$worker === null ? null : self::$id;
+    }
+
     public static function end(?\Fiber $fiber): void
     {
         if ($fiber !== null) {

@@ -36,6 +36,18 @@ final class FiberCapture extends BufferCapture
         $this->refusals = 0;
     }
 
+    public function running(): array
+    {
+        $running = [];
+        foreach ($this->jobs as $job) {
+            if ($job !== null) {
+                $running[] = $job;
+            }
+        }
+
+        return $running;
+    }
+
     public function take(Job $job): string
     {
         if (ob_get_level() > $this->level) {

@@ -21,4 +21,11 @@ interface OutputCapture
 
     /** Forwards output made outside any job to the log (before the worker blocks). */
     public function release(): void;
+
+    /**
+     * The jobs between begin() and end(): the ones a fatal error would leave unanswered.
+     *
+     * @return list<Job>
+     */
+    public function running(): array;
 }

@@ -35,6 +35,11 @@ final class SyncCapture extends BufferCapture
         $this->refusals = 0;
     }
 
+    public function running(): array
+    {
+        return $this->job === null ? [] : [$this->job];
+    }
+
     public function take(Job $job): string
     {
         if ($this->flushed === '' && ob_get_level() === $this->level && ob_get_length() === 0) {

@@ -1,0 +1,95 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Worker\Internal;
+
+use Ferry\Worker\Frame;
+use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Http\StreamedAnswer;
+use Ferry\Worker\Worker;
+
+/**
+ * @internal A PHP fatal error (memory exhausted, an error thrown where nothing catches it)
+ * ends the worker process. Without an answer the server could only say that the worker
+ * vanished: a 502, which tells proxies and monitors that the infrastructure failed. FPM
+ * answers 500, since the application failed; this shutdown function does the same: it
+ * asks the server to retire the worker (so no new job comes to it), then fails every job
+ * in progress with an ERROR frame, which the server answers 500, or, for a streamed answer
+ * whose head is out, cuts short, as for an exception thrown while streaming. PHP has
+ * written the fatal message to STDERR, which the server logs: the frame does not repeat it.
+ *
+ * exit(), kill -9 or a segfault leave no fatal error behind: the worker vanishes, 502.
+ */
+final class FatalAnswer
+{
+    private const FATAL = E_ERROR | E_PARSE | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR | E_RECOVERABLE_ERROR;
+    /** freed first thing at a fatal error: an exhausted memory_limit leaves no room to answer in */
+    private const RESERVE = 1 << 16;
+    /** room given above the memory in use to write the answers */
+    private const HEADROOM = 8 << 20;
+
+    private static ?Worker $worker = null;
+    private static string $reserve = '';
+
+    public static function register(Worker $worker): void
+    {
+        if (self::$worker === null) {
+            register_shutdown_function(static function (): void {
+                self::shutdown();
+            });
+            self::$reserve = str_repeat("\0", self::RESERVE);
+        }
+        self::$worker = $worker;
+    }
+
+    private static function shutdown(): void
+    {
+        $error = error_get_last();
+        $worker = self::$worker;
+        if ($error === null || ($error['type'] & self::FATAL) === 0 || $worker === null) {
+            return;
+        }
+        self::$reserve = '';
+        $limit = (string) ini_get('memory_limit');
+        if ($limit !== '-1' && $limit !== '') {
+            @ini_set('memory_limit', (string) (memory_get_usage(true) + self::HEADROOM));
+        }
+        $ids = self::inProgress($worker);
+        if ($ids === []) {
+            return; // between jobs: the server sees the worker go, with nothing held
+        }
+        try {
+            $worker->stop();
+            foreach ($ids as $id) {
+                $worker->queueAnswer(FrameCodec::encode(Frame::ERROR, [0, $id], 'PHP fatal error (its message is in the log): the worker exits'));
+            }
+            $worker->flush();
+        } catch (\Throwable) {
+            // The relay is gone: the server knows already.
+        }
+    }
+
+    /**
+     * The ids of the jobs running when the process ended: several in Fiber mode; for a
+     * sequential worker, the one ext/ferry's loop runs has a placeholder job in the capture
+     * and its real id noted for StreamedAnswer.
+     *
+     * @return list<int>
+     */
+    private static function inProgress(Worker $worker): array
+    {
+        $ids = [];
+        foreach ($worker->capture()->running() as $job) {
+            $ids[] = $job->payload->id;
+        }
+        if (!$worker->fibers) {
+            $id = StreamedAnswer::runningId();
+            if ($id !== null) {
+                $ids = [$id];
+            }
+        }
+
+        return $ids;
+    }
+}
