@@ -64,7 +64,10 @@ pool:
 		t.Fatalf("/fatal answered %d", resp.StatusCode)
 	}
 	pages := workerOutput(t, s, "<!DOCTYPE html>")
-	until(t, "the worker's death", 20*time.Second, func() bool { return strings.Contains(s.logText(), `"msg":"worker died"`) })
+	// The SDK retires a worker after a fatal error: it stops rather than dies.
+	until(t, "the worker's exit", 20*time.Second, func() bool {
+		return strings.Contains(s.logText(), `"msg":"worker stopped"`) || strings.Contains(s.logText(), `"msg":"worker died"`)
+	})
 	pages = workerOutput(t, s, "<!DOCTYPE html>")
 	if len(pages) != 1 || pages[0].s("level") != "ERROR" || !strings.HasSuffix(pages[0].s("line"), "</html>") ||
 		!strings.Contains(pages[0].s("line"), "Oops! An Error Occurred") {
@@ -74,7 +77,9 @@ pool:
 		t.Fatalf("the error page's lines were logged one by one:\n%s", s.logText())
 	}
 	oom := workerOutput(t, s, `[critical] Uncaught PHP Exception Symfony\Component\ErrorHandler\Error\OutOfMemoryError`)
-	fatal := workerOutput(t, s, "PHP Fatal error:  Allowed memory size")
+	// PHP's message once: the SDK turns log_errors off where display_errors
+	// already prints to stderr.
+	fatal := workerOutput(t, s, "Fatal error: Allowed memory size")
 	if len(oom) != 1 || oom[0].s("level") != "ERROR" || len(fatal) != 1 || fatal[0].s("level") != "ERROR" {
 		t.Fatalf("the fatal error's records:\n%s", s.logText())
 	}
