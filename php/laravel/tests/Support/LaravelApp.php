@@ -18,8 +18,9 @@ final class LaravelApp
     /**
      * @param array<string, string> $env  added to the app's environment
      * @param string               $pool more `pool:` keys, each line indented by two spaces
+     * @param string|null          $appDir another application than tests/app
      */
-    public function __construct(array $env = [], string $pool = "  num_workers: 1\n")
+    public function __construct(array $env = [], string $pool = "  num_workers: 1\n", ?string $appDir = null)
     {
         $this->storage = sys_get_temp_dir() . '/ferry-laravel-test-' . getmypid() . '-' . bin2hex(random_bytes(4));
         mkdir($this->storage, 0o700);
@@ -37,7 +38,7 @@ final class LaravelApp
         foreach ($env as $name => $value) {
             $envYaml .= "    $name: " . json_encode($value, JSON_UNESCAPED_SLASHES) . "\n";
         }
-        $command = json_encode(['php', self::packageDir() . '/bin/ferry-laravel', self::appDir()], JSON_UNESCAPED_SLASHES);
+        $command = json_encode(['php', self::packageDir() . '/bin/ferry-laravel', $appDir ?? self::appDir()], JSON_UNESCAPED_SLASHES);
         $yaml = "server:\n  address: %ADDR%\n"
             . "admin:\n  socket: \"\"\n"
             . "pool:\n  command: $command\n"

@@ -1,0 +1,106 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ferry\Laravel\Tests;
+
+use Ferry\Laravel\AppAutoloader;
+use Ferry\Laravel\Tests\Support\LaravelApp;
+use Ferry\Worker\Testing\HttpClient;
+use PHPUnit\Framework\TestCase;
+
+/**
+ * `php php/laravel/bin/ferry-laravel /srv/app` on an app without vendor/ (Debian's
+ * framework, no `composer install`): the runner loads the app's own classes from its
+ * composer.json's PSR-4 map, else `App\` => `app/`, so routes reach App\ controllers.
+ */
+final class NoVendorAppTest extends TestCase
+{
+    private string $dir;
+
+    protected function setUp(): void
+    {
+        $this->dir = sys_get_temp_dir() . '/ferry-laravel-novendor-' . getmypid() . '-' . bin2hex(random_bytes(4));
+        self::copyTree(LaravelApp::appDir(), $this->dir, ['vendor', 'storage']);
+        self::assertFileDoesNotExist($this->dir . '/vendor/autoload.php');
+    }
+
+    protected function tearDown(): void
+    {
+        self::removeTree($this->dir);
+    }
+
+    public function testAppWithoutComposerJsonUsesLaravelsAppDirectory(): void
+    {
+        self::assertFileDoesNotExist($this->dir . '/composer.json');
+        $this->assertServes($this->dir);
+    }
+
+    public function testAppWithComposerJsonUsesItsPsr4Map(): void
+    {
+        // Moved out of app/, so only the composer.json map can find App\Http\Kernel.
+        rename($this->dir . '/app', $this->dir . '/src');
+        file_put_contents($this->dir . '/composer.json', json_encode([
+            'name' => 'test/app',
+            'autoload' => ['psr-4' => ['App\\' => 'src/']],
+        ]));
+        $this->assertServes($this->dir);
+    }
+
+    public function testInvalidComposerJsonIsRefusedWithWhatToFix(): void
+    {
+        file_put_contents($this->dir . '/composer.json', '{"autoload": ');
+        $this->expectException(\RuntimeException::class);
+        $this->expectExceptionMessage('composer.json is not valid JSON');
+        AppAutoloader::map($this->dir);
+    }
+
+    public function testMapResolvesDirectoriesAgainstTheApp(): void
+    {
+        file_put_contents($this->dir . '/composer.json', '{"autoload": {"psr-4": {"App\\\\": "app/", "Lib\\\\": ["lib", "more/"]}}}');
+        self::assertSame(
+            ['App\\' => [$this->dir . '/app'], 'Lib\\' => [$this->dir . '/lib', $this->dir . '/more']],
+            AppAutoloader::map($this->dir),
+        );
+    }
+
+    private function assertServes(string $appDir): void
+    {
+        $app = new LaravelApp([], "  num_workers: 1\n", $appDir);
+        try {
+            $r = (new HttpClient($app->url()))->get('/hello/ferry');
+            self::assertSame(200, $r['status'], $r['body'] . "\nserver log:\n" . $app->server->log());
+            self::assertStringContainsString('ferry', $r['body']);
+        } finally {
+            $app->stop();
+        }
+    }
+
+    /** @param list<string> $skip top-level entries left out */
+    private static function copyTree(string $from, string $to, array $skip): void
+    {
+        mkdir($to, 0o700, true);
+        foreach (scandir($from) as $entry) {
+            if ($entry === '.' || $entry === '..' || \in_array($entry, $skip, true)) {
+                continue;
+            }
+            if (is_dir("$from/$entry")) {
+                self::copyTree("$from/$entry", "$to/$entry", []);
+            } else {
+                copy("$from/$entry", "$to/$entry");
+            }
+        }
+    }
+
+    private static function removeTree(string $dir): void
+    {
+        if (!is_dir($dir)) {
+            return;
+        }
+        $it = new \RecursiveIteratorIterator(new \RecursiveDirectoryIterator($dir, \FilesystemIterator::SKIP_DOTS), \RecursiveIteratorIterator::CHILD_FIRST);
+        foreach ($it as $file) {
+            $file->isDir() && !$file->isLink() ? @rmdir($file->getPathname()) : @unlink($file->getPathname());
+        }
+        @rmdir($dir);
+    }
+}
