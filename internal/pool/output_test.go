@@ -308,6 +308,27 @@ func TestBootErrorQuotesWhatPHPPrintedExactly(t *testing.T) {
 	}
 }
 
+// Only a script that finished normally is told it ran to its end: a crash or an
+// exit(2) before the handshake is a different fault, which PHP's message names.
+func TestBootErrorSaysAScriptRanToItsEndOnlyOnExitZero(t *testing.T) {
+	for _, c := range []struct {
+		code string
+		hint bool
+	}{
+		{"<?php echo \"<html>page</html>\\n\";", true},
+		{"<?php echo \"about to fail\\n\"; exit(2);", false},
+	} {
+		script := writePHP(t, "front.php", c.code)
+		_, err := New(Options{NumWorkers: 1, Command: []string{"php", "-n", script}, AllocateTimeout: 5 * time.Second, Logger: slog.New(&outRecs{})})
+		if err == nil {
+			t.Fatalf("%s started", c.code)
+		}
+		if got := strings.Contains(err.Error(), script+" ran to its end without serving"); got != c.hint {
+			t.Errorf("%s: hint %v, want %v:\n%v", c.code, got, c.hint, err)
+		}
+	}
+}
+
 func mustAbs(t *testing.T, p string) string {
 	t.Helper()
 	abs, err := filepath.Abs(p)

@@ -202,10 +202,36 @@ func (w *Worker) bootError(err error) error {
 	if st := w.exitStatus(); st != "" {
 		b.WriteString(" [" + st + "]")
 	}
+	if w.ranToItsEnd() {
+		b.WriteString(ranToItsEndHint(w.set.Command))
+	}
 	if said = strings.TrimRight(said, "\n"); said != "" {
 		b.WriteString("\nPHP said:\n" + said)
 	}
 	return errors.New(b.String())
+}
+
+// ranToItsEnd tells a script that finished normally before the handshake: it
+// never started a worker loop, which is what a front controller that answers
+// the one request of its environment and returns (Symfony's pre-runtime
+// index.php) does. Its output is a page, and the transport symptom alone
+// sent users looking in the wrong place.
+func (w *Worker) ranToItsEnd() bool {
+	st := w.cmd.ProcessState
+	return st != nil && st.Exited() && st.ExitCode() == 0
+}
+
+func ranToItsEndHint(command []string) string {
+	script := "the worker script"
+	for _, a := range command {
+		if strings.HasSuffix(a, ".php") {
+			script = a
+		}
+	}
+	return "; " + script + " ran to its end without serving Ferry's requests. A worker loops on them: " +
+		"a front controller that handles the request itself and prints the page is not one. " +
+		"Under Symfony it must return the kernel closure, `return function (array $context) { return new Kernel(...); };`, " +
+		"run by Ferry\\Symfony\\Runtime (docs/symfony.md); a plain script must call HttpWorker::create()->run(...) (php/worker/README.md)"
 }
 
 func (w *Worker) exitStatus() string {
