@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -68,26 +67,27 @@ func startFerry(t testing.TB, yaml string) *server {
 func run(t testing.TB, s *server) {
 	t.Helper()
 	s.exited = make(chan struct{})
-	stderr, _ := s.cmd.StderrPipe()
+	ready := make(chan struct{})
+	once := sync.Once{}
+	// exec copies stderr on a goroutine of its own, and Wait returns once the
+	// copy has reached EOF: the last lines ferry wrote before exiting are in
+	// the log when exited closes. (With StderrPipe, Wait may close the pipe
+	// before they are read.) WaitDelay bounds the wait if a child kept it.
+	s.cmd.Stderr = &lineWriter{line: func(line string) {
+		s.mu.Lock()
+		s.log.WriteString(line + "\n")
+		s.mu.Unlock()
+		if rest, ok := strings.CutPrefix(line, "Ferry is serving on "); ok {
+			once.Do(func() {
+				s.url, _, _ = strings.Cut(rest, " ")
+				close(ready)
+			})
+		}
+	}}
+	s.cmd.WaitDelay = 5 * time.Second
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := sync.Once{}
-		for sc.Scan() {
-			s.mu.Lock()
-			s.log.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if rest, ok := strings.CutPrefix(sc.Text(), "Ferry is serving on "); ok {
-				once.Do(func() {
-					s.url, _, _ = strings.Cut(rest, " ")
-					close(ready)
-				})
-			}
-		}
-	}()
 	go func() {
 		s.cmd.Wait()
 		close(s.exited)
@@ -110,6 +110,24 @@ func run(t testing.TB, s *server) {
 		t.Fatalf("ferry exited:\n%s", s.logText())
 	case <-time.After(20 * time.Second):
 		t.Fatalf("ferry did not start:\n%s", s.logText())
+	}
+}
+
+// lineWriter hands each complete line written to it to line.
+type lineWriter struct {
+	part []byte
+	line func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.part = append(w.part, p...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.line(string(w.part[:i]))
+		w.part = w.part[i+1:]
 	}
 }
 
