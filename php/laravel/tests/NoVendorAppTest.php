@@ -27,7 +27,7 @@ final class NoVendorAppTest extends TestCase
 
     protected function tearDown(): void
     {
-        self::removeTree($this->dir);
+        LaravelApp::removeTree($this->dir);
     }
 
     public function testAppWithoutComposerJsonUsesLaravelsAppDirectory(): void
@@ -90,17 +90,5 @@ final class NoVendorAppTest extends TestCase
                 copy("$from/$entry", "$to/$entry");
             }
         }
-    }
-
-    private static function removeTree(string $dir): void
-    {
-        if (!is_dir($dir)) {
-            return;
-        }
-        $it = new \RecursiveIteratorIterator(new \RecursiveDirectoryIterator($dir, \FilesystemIterator::SKIP_DOTS), \RecursiveIteratorIterator::CHILD_FIRST);
-        foreach ($it as $file) {
-            $file->isDir() && !$file->isLink() ? @rmdir($file->getPathname()) : @unlink($file->getPathname());
-        }
-        @rmdir($dir);
     }
 }

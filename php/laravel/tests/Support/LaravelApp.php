@@ -120,7 +120,7 @@ final class LaravelApp
         return $names;
     }
 
-    private static function removeTree(string $dir): void
+    public static function removeTree(string $dir): void
     {
         if (!is_dir($dir)) {
             return;
