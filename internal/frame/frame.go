@@ -28,7 +28,13 @@ const (
 	Stop   byte = 0x02
 	Ping   byte = 0x04
 	Pong   byte = 0x08
+	// Finishing, on a Ferry answer: the worker runs after-response work (terminate
+	// hooks) and sends a Finished control frame when it is done.
+	Finishing byte = 0x10
 )
+
+// Finished is the control payload that ends a Finishing answer's after-response work.
+var Finished = []byte(`{"finished":true}`)
 
 const (
 	// HeaderSize is the fixed part of every frame, options excluded.

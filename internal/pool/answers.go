@@ -38,6 +38,8 @@ func (w *Worker) readLoop() {
 			case w.leakReport(f.Payload):
 			case bytes.Equal(f.Payload, waitingReport):
 				owner = w.allWaiting(owner)
+			case bytes.Equal(f.Payload, frame.Finished):
+				owner = w.hooksDone(owner)
 			case bytes.Contains(f.Payload, []byte(`"stop"`)):
 				w.pool.retire(w, "worker asked to stop")
 			}
@@ -61,6 +63,9 @@ func (w *Worker) readLoop() {
 				}
 				w.part(&f, f.Options[1])
 				continue
+			}
+			if f.Stream&frame.Finishing != 0 && !rr {
+				w.hooksBegin() // before the answer is delivered and its client asks again
 			}
 			batch = append(batch, f)
 		}
@@ -181,7 +186,7 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job
 		// meanwhile were sized by what the pool knew when they arrived.
 		defer w.pool.observeBatch(w.ranLocked(len(batch), now), len(batch))
 	}
-	if len(batch) > 0 && w.sent == 0 && !w.dead && seq && w.pool.unsent.Load() > int64(w.unsent.Load()) {
+	if len(batch) > 0 && w.sent == 0 && w.hooks == 0 && !w.dead && seq && w.pool.unsent.Load() > int64(w.unsent.Load()) {
 		w.mu.Unlock()
 		w.pool.steal(w)
 		w.mu.Lock()

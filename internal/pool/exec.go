@@ -69,9 +69,9 @@ func (p *Pool) pickLocked() *Worker {
 	var best *Worker
 	depth := p.depth()
 	for _, w := range p.workers {
-		if w.state.accepts() && w.load < depth && (best == nil || w.load < best.load) {
+		if w.state.accepts() && w.occupied() < depth && (best == nil || w.occupied() < best.occupied()) {
 			best = w
-			if w.load == 0 {
+			if w.occupied() == 0 {
 				break
 			}
 		}
@@ -159,15 +159,20 @@ func (p *Pool) release(j *job, last bool) {
 		}
 		p.finishedLocked()
 	}
+	p.freedLocked(w)
+	p.dispatchLocked()
+	p.mu.Unlock()
+}
+
+// freedLocked moves w on once nothing occupies it: to Ready, or, retiring, to a stop.
+func (p *Pool) freedLocked(w *Worker) {
 	switch {
-	case w.state == Working && w.load == 0:
+	case w.state == Working && w.occupied() == 0:
 		p.setState(w, Ready)
-	case w.state == Retiring && w.load == 0:
+	case w.state == Retiring && w.occupied() == 0:
 		p.setState(w, Stopping)
 		go w.stop()
 	}
-	p.dispatchLocked()
-	p.mu.Unlock()
 }
 
 func (p *Pool) dispatchLocked() {
@@ -190,7 +195,7 @@ func (p *Pool) dispatchLocked() {
 // they are.
 func (p *Pool) steal(w *Worker) {
 	p.mu.Lock()
-	room := p.depth() - w.load
+	room := p.depth() - w.occupied()
 	if w.set.MaxJobs > 0 {
 		room = min(room, w.set.MaxJobs-w.dispatched)
 	}
@@ -220,9 +225,7 @@ func (p *Pool) steal(w *Worker) {
 	}
 	from.load -= len(moved)
 	from.dispatched -= len(moved)
-	if from.state == Working && from.load == 0 {
-		p.setState(from, Ready)
-	}
+	p.freedLocked(from)
 	w.mu.Lock()
 	for _, j := range moved {
 		p.takeLocked(w, j)

@@ -214,7 +214,7 @@ func (p *Pool) retireLocked(w *Worker, why string) {
 	p.log.Info("retiring worker", "pid", w.pid, "reason", why, "jobs", w.dispatched)
 	w.reason = reasonLabel(why)
 	p.setState(w, Retiring)
-	if w.load == 0 {
+	if w.occupied() == 0 {
 		p.setState(w, Stopping)
 		go w.stop()
 	} else if !w.endStreams.Swap(true) {

@@ -78,6 +78,7 @@ type Worker struct {
 
 	state      State
 	load       int
+	after      int // answers whose terminate hooks still run (finishing.go)
 	dispatched int
 	done       atomic.Uint64
 	writes     atomic.Uint64 // relay writes; done/writes is the batching achieved
@@ -110,6 +111,9 @@ type Worker struct {
 	// streaming may hold its job for as long as a client listens, so nothing
 	// is sent ahead to wait behind it.
 	streaming int
+	// hooks mirrors after under w.mu: a sequential worker running terminate
+	// hooks reads nothing until they end, so jobs for it stay held.
+	hooks int
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
 	// endStreams: it is retiring (its limits, or its generation replaced),

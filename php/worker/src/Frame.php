@@ -21,6 +21,13 @@ final class Frame
     public const STOP = 0x02;
     public const PING = 0x04;
     public const PONG = 0x08;
+    /**
+     * On an answer: terminate hooks run after it, and the worker sends FINISHED once they are
+     * done. Until then the server routes new jobs to other workers.
+     */
+    public const FINISHING = 0x10;
+    /** The control payload that ends a FINISHING answer's hooks. */
+    public const FINISHED = '{"finished":true}';
 
     /**
      * @param list<int> $options

@@ -417,15 +417,25 @@ final class Worker
      */
     public function finish(Job $job, string $answer): void
     {
-        $this->deliver($job, $answer);
         $hooks = $this->terminateHooks === [] ? $job->terminateHooks : [...$job->terminateHooks, ...$this->terminateHooks];
         $job->terminateHooks = [];
+        // The server would otherwise count this worker free as soon as the answer is in, and
+        // send the next request to wait behind the hooks while another worker idles.
+        $report = $hooks !== [] && !$job->answered && \strlen($answer) >= 12;
+        if ($report) {
+            $answer[10] = \chr(\ord($answer[10]) | Frame::FINISHING);
+        }
+        $this->deliver($job, $answer);
         foreach ($hooks as $hook) {
             try {
                 $hook($job);
             } catch (\Throwable $e) {
                 self::log(sprintf("terminate hook of job %d failed: %s\n%s", $job->payload->id, self::describe($e), $e->getTraceAsString()));
             }
+        }
+        if ($report) {
+            $this->outbox .= FrameCodec::encode(Frame::CONTROL, [], Frame::FINISHED);
+            $this->flush();
         }
         $this->leaks?->finished($job);
     }

@@ -80,10 +80,15 @@ final class AnswerTimingTest extends TestCase
         // The hook is still waiting for the signal, so this answer did not wait for it.
         $answer = $worker->readFrames(1, 5.0)[0];
         self::assertSame([[0, 1], 'answered first'], [$answer->options, $answer->payload]);
+        // Flagged: the server routes new jobs elsewhere until the hooks are done.
+        self::assertSame(Frame::FINISHING, $answer->streamFlags & Frame::FINISHING);
         self::assertFileDoesNotExist("$signal.done");
         touch($signal);
+        [$finished, $next] = $worker->readFrames(2);
+        self::assertSame([Frame::CONTROL, Frame::FINISHED], [$finished->flags, $finished->payload]);
         // Job 2 only ran once the hook was done.
-        self::assertSame('yes', $worker->readFrames(1)[0]->payload);
+        self::assertSame('yes', $next->payload);
+        self::assertSame(0, $next->streamFlags & Frame::FINISHING, 'no hook follows job 2');
         $worker->sendStop();
         self::assertSame(0, $worker->wait());
         self::assertStringContainsString("terminate hook output\n", $worker->stderr(), 'hook output is log output');
@@ -99,6 +104,8 @@ final class AnswerTimingTest extends TestCase
         $worker->handshake();
         $worker->send(WorkerProcess::job(1, 'terminate-throw'));
         self::assertSame('answered', $worker->readFrames(1)[0]->payload);
+        // A failing hook still ends with the report, or the worker would never get work again.
+        self::assertSame(Frame::FINISHED, $worker->readFrames(1)[0]->payload);
         $worker->send(WorkerProcess::job(2, 'echo:alive'));
         self::assertSame('alive', $worker->readFrames(1)[0]->payload);
         $worker->sendStop();
@@ -113,7 +120,8 @@ final class AnswerTimingTest extends TestCase
         $worker = new WorkerProcess(self::SDK, ['SDK_TERMINATE_FILE' => $file], 'fds');
         $worker->handshake();
         $worker->send(WorkerProcess::job(1, 'echo:a') . WorkerProcess::job(2, 'echo:b'));
-        $worker->readFrames(2);
+        $frames = $worker->readFrames(4);
+        self::assertSame(['a', Frame::FINISHED, 'b', Frame::FINISHED], array_map(static fn (Frame $f) => $f->payload, $frames));
         $worker->send(WorkerProcess::job(3, "read:$file"));
         self::assertSame("1\n2\n", $worker->readFrames(1)[0]->payload);
     }

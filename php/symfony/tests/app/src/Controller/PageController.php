@@ -170,7 +170,7 @@ final class PageController
     {
         $request->attributes->set('_linger', $request->query->getInt('ms'));
 
-        return new Response('answered before the terminate listener ran');
+        return new Response('answered before the terminate listener ran', 200, ['X-Pid' => (string) getmypid()]);
     }
 
     public function resetProbe(): JsonResponse

@@ -1,0 +1,49 @@
+package pool
+
+import "time"
+
+// After-response work. An answer flagged frame.Finishing is followed, in the
+// worker, by terminate hooks (a framework's kernel.terminate, a log flush) that
+// the client does not wait for, but the next job would: until the worker sends
+// frame.Finished, the answer still occupies it for scheduling, so new jobs go to
+// a worker that can start them now. A Fiber worker keeps reading meanwhile; the
+// hooks hold one of its slots, as they do in the worker.
+
+// occupied is what pickLocked weighs: jobs given to w and hooks still running.
+func (w *Worker) occupied() int { return w.load + w.after }
+
+// hooksBegin is called by readLoop for a Finishing answer, before the answer is
+// delivered: its client may ask again at once.
+func (w *Worker) hooksBegin() {
+	p := w.pool
+	p.mu.Lock()
+	w.after++
+	w.mu.Lock()
+	w.hooks++
+	w.mu.Unlock()
+	p.mu.Unlock()
+}
+
+// hooksDone ends one Finishing answer's hooks: w takes jobs again, held ones
+// first, or those held for a busier worker.
+func (w *Worker) hooksDone(owner []*job) []*job {
+	p := w.pool
+	p.mu.Lock()
+	if w.after == 0 {
+		p.mu.Unlock()
+		p.log.Warn("worker reported finished hooks it had not announced", "pid", w.pid)
+		return owner
+	}
+	w.after--
+	w.mu.Lock()
+	w.hooks--
+	free := w.hooks == 0 && w.sent == 0 && len(w.pending) == 0 && !w.dead && !p.opt.Concurrent
+	w.mu.Unlock()
+	p.freedLocked(w)
+	p.dispatchLocked()
+	p.mu.Unlock()
+	if free && p.unsent.Load() > 0 {
+		p.steal(w)
+	}
+	return w.settle(nil, owner[:0], time.Now())
+}
