@@ -50,3 +50,24 @@ func TestNextRequestAvoidsAWorkerRunningTerminateHooks(t *testing.T) {
 		})
 	}
 }
+
+// A terminate hook that never ends is stopped by exec_ttl: routed around, its
+// worker would otherwise be lost to the pool for good, where before the next
+// request's exec_ttl ended it.
+func TestTerminateHookPastExecTTLKillsTheWorker(t *testing.T) {
+	s := startFerry(t, strings.Replace(appConfig("  exec_ttl: 1s\n"), "testdata/app.php", "testdata/afterwork.php", 1))
+	never := filepath.Join(t.TempDir(), "never")
+	resp, busy := get(t, s.url+"/slow?until="+never)
+	expectStatus(t, resp, busy, 200)
+	// exec_ttl is 1 s and waitLog waits 2 s: a few turns leave room for a busy machine.
+	killed := false
+	for i := 0; i < 4 && !killed; i++ {
+		killed = waitLog(s, "terminate hooks exceeded exec_ttl") && waitLog(s, "worker died")
+	}
+	if !killed {
+		t.Fatalf("the worker stuck in its hook was not killed:\n%s", s.logText())
+	}
+	if !strings.Contains(s.logText(), "pid="+busy) {
+		t.Fatalf("another worker than %s was killed:\n%s", busy, s.logText())
+	}
+}

@@ -19,6 +19,9 @@ func (w *Worker) hooksBegin() {
 	p.mu.Lock()
 	w.after++
 	w.mu.Lock()
+	if w.hooks == 0 {
+		w.hooksSince = time.Now()
+	}
 	w.hooks++
 	w.mu.Unlock()
 	p.mu.Unlock()
@@ -37,6 +40,7 @@ func (w *Worker) hooksDone(owner []*job) []*job {
 	w.after--
 	w.mu.Lock()
 	w.hooks--
+	w.hooksSince = time.Now() // a Fiber worker's other hooks: timed from here, never early
 	free := w.hooks == 0 && w.sent == 0 && len(w.pending) == 0 && !w.dead && !p.opt.Concurrent
 	w.mu.Unlock()
 	p.freedLocked(w)
@@ -46,4 +50,11 @@ func (w *Worker) hooksDone(owner []*job) []*job {
 		p.steal(w)
 	}
 	return w.settle(nil, owner[:0], time.Now())
+}
+
+// hooksOverdueLocked tells whether w's terminate hooks have run for ttl: routed
+// around, a worker stuck in one would otherwise hold its process forever, where
+// before the next request's exec_ttl ended it.
+func (w *Worker) hooksOverdueLocked(now time.Time, ttl time.Duration) bool {
+	return w.hooks > 0 && now.Sub(w.hooksSince) >= ttl
 }

@@ -55,6 +55,13 @@ func (p *Pool) watchStep(execTTL time.Duration) time.Duration {
 // its struct reused for another job, in between.
 func (w *Worker) enforce(now time.Time, ttl time.Duration) {
 	w.mu.Lock()
+	if w.hooksOverdueLocked(now, ttl) && !w.expired {
+		w.expired = true
+		w.kill()
+		w.mu.Unlock()
+		w.pool.log.Warn("terminate hooks exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", ttl)
+		return
+	}
 	j := w.overdueLocked(now, ttl)
 	if j == nil || j.timedOut {
 		w.mu.Unlock()

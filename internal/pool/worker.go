@@ -113,7 +113,8 @@ type Worker struct {
 	streaming int
 	// hooks mirrors after under w.mu: a sequential worker running terminate
 	// hooks reads nothing until they end, so jobs for it stay held.
-	hooks int
+	hooks      int
+	hooksSince time.Time // when they started, for exec_ttl
 
 	unsent atomic.Int32 // len(pending), readable without w.mu when looking for jobs to take over
 	// endStreams: it is retiring (its limits, or its generation replaced),
