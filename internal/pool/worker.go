@@ -201,6 +201,13 @@ func (w *Worker) bootError(err error) error {
 		reason = be.Reason
 		said = printed(be.Output) + "\n" + said
 	}
+	if st := w.cmd.ProcessState; st != nil && st.Exited() &&
+		(strings.HasPrefix(reason, "the worker exited or closed the relay") || strings.HasPrefix(reason, "the worker exited (")) {
+		// Whether the relay's EOF or the exit is noticed first is a race, and
+		// workers failing alike must read alike: the exit is the fact, and
+		// its status follows in brackets.
+		reason = "the worker exited before the handshake"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "worker %q failed to start: %s", strings.Join(w.set.Command, " "), reason)
 	if st := w.exitStatus(); st != "" {
