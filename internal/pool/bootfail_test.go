@@ -2,6 +2,7 @@ package pool
 
 import (
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,5 +23,21 @@ func TestWorkersFailingAlikeAreReportedOnce(t *testing.T) {
 	}
 	if !strings.Contains(msg, "ran to its end") || !strings.Contains(msg, "<html>page</html>") {
 		t.Fatalf("the collapsed message lost its content:\n%s", msg)
+	}
+}
+
+// `pool.command: php path/to/ferry/php/laravel/bin/ferry-laravel`, written from
+// the shell's directory, failed with PHP's "Could not open input file" and no
+// word of where PHP looked: workers run in pool.dir, not where ferry started.
+func TestMissingRelativeScriptSaysWherePHPLooked(t *testing.T) {
+	dir := t.TempDir()
+	_, err := New(Options{NumWorkers: 1, Dir: dir, Command: []string{"php", "-n", "path/to/worker.php"}, AllocateTimeout: 5 * time.Second, Logger: slog.New(&outRecs{})})
+	if err == nil || !strings.Contains(err.Error(), "PHP looked for path/to/worker.php in "+dir+", where workers run (pool.dir") {
+		t.Fatalf("want where PHP looked, got: %v", err)
+	}
+	abs := filepath.Join(dir, "nope.php")
+	_, err = New(Options{NumWorkers: 1, Dir: dir, Command: []string{"php", "-n", abs}, AllocateTimeout: 5 * time.Second, Logger: slog.New(&outRecs{})})
+	if err == nil || !strings.Contains(err.Error(), "Could not open input file") || strings.Contains(err.Error(), "PHP looked for") {
+		t.Fatalf("an absolute path needs no hint, got: %v", err)
 	}
 }
