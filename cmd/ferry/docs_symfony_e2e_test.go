@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,23 +116,20 @@ func TestSymfonyDocsBuiltinServerCommandServes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(app, "public/style.css"), []byte("body{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // php -S cannot be told to pick a port and say which
-	args := strings.Fields(strings.Replace(m[1], "127.0.0.1:8000", addr, 1))
+	// Port 0: php -S picks a free one and names it in its "started" line.
+	args := strings.Fields(strings.Replace(m[1], "127.0.0.1:8000", "127.0.0.1:0", 1))
 	php := exec.Command(args[0], args[1:]...)
 	php.Dir = app
 	php.Env = append(os.Environ(), "APP_ENV=prod", "APP_DEBUG=0", "APP_VAR_DIR="+filepath.Join(app, "var"))
 	started := make(chan struct{})
 	var once sync.Once
 	var log strings.Builder
+	var addr string
+	startedRe := regexp.MustCompile(`Development Server \(http://(127\.0\.0\.1:\d+)\) started`)
 	php.Stderr = &lineWriter{line: func(line string) {
 		log.WriteString(line + "\n")
-		if strings.Contains(line, "Development Server (http://"+addr+") started") {
-			once.Do(func() { close(started) })
+		if m := startedRe.FindStringSubmatch(line); m != nil {
+			once.Do(func() { addr = m[1]; close(started) })
 		}
 	}}
 	if err := php.Start(); err != nil {
