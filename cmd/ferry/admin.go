@@ -93,7 +93,7 @@ func removeStaleSocket(path string) error {
 }
 
 func adminClient(args []string, name string) (*http.Client, error) {
-	cfg, err := loadConfig(name, args)
+	cfg, file, err := loadConfigPath(name, args)
 	if err != nil {
 		return nil, err
 	}
@@ -106,11 +106,24 @@ func adminClient(args []string, name string) (*http.Client, error) {
 			var d net.Dialer
 			c, err := d.DialContext(ctx, "unix", path)
 			if err != nil {
-				return nil, fmt.Errorf("cannot reach ferry at %s (is `ferry serve` running with this config?): %w", path, err)
+				return nil, unreachable(path, file, err)
 			}
 			return c, nil
 		},
 	}}, nil
+}
+
+// unreachable explains a failed dial. Without a config file in the current
+// directory the built-in socket path was tried, which is never the app's when
+// ferry is run from its checkout (`bin/ferry reload` as the docs wrote it):
+// the cure is -c, and the bare dial error did not say so.
+func unreachable(path, file string, err error) error {
+	if file != "" {
+		return fmt.Errorf("cannot reach ferry at %s, the admin.socket of %s (is `ferry serve` running with this config?): %w", path, file, err)
+	}
+	wd, _ := os.Getwd()
+	return fmt.Errorf("cannot reach ferry at %s: no ferry.yaml (nor .rr.yaml) in %s, so the built-in admin socket was tried; "+
+		"pass the file ferry serve was started with, -c /path/to/ferry.yaml: %w", path, wd, err)
 }
 
 func reload(args []string) error {

@@ -46,7 +46,7 @@ pool:
     APP_DEBUG: "0"
     APP_RUNTIME: Ferry\Symfony\Runtime
     APP_VAR_DIR: "` + filepath.Join(dir, "var") + `"
-  num_workers: 1
+  num_workers: 2
 `
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
@@ -67,5 +67,10 @@ pool:
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the error does not say %q:\n%s", want, out)
 		}
+	}
+	// Both workers fail alike: said once (it was once per worker, one per CPU
+	// with the docs' num_workers: 0), as docs/symfony.md quotes it.
+	if n := strings.Count(string(out), "ran to its end"); n != 1 || !strings.Contains(string(out), "ferry: 2 workers failed alike: worker ") {
+		t.Errorf("want the failure said once for the 2 workers, got %d times:\n%s", n, out)
 	}
 }

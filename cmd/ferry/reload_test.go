@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ferry-php/ferry/internal/config"
@@ -40,5 +41,16 @@ pool:
 	}
 	if running.Pool.NumWorkers != 1 {
 		t.Fatal("liveChanges changed the running config")
+	}
+}
+
+// docs/laravel.md said `bin/ferry reload` after `bin/ferry serve -c
+// path/to/app/ferry.yaml`: run from the Ferry checkout, it found no config and
+// failed on "dial unix ferry.sock" with nothing pointing at -c.
+func TestReloadWithoutAConfigFileHereAsksForC(t *testing.T) {
+	t.Chdir(t.TempDir())
+	err := reload(nil)
+	if err == nil || !strings.Contains(err.Error(), "no ferry.yaml (nor .rr.yaml) in ") || !strings.Contains(err.Error(), "-c /path/to/ferry.yaml") {
+		t.Fatalf("want the error to ask for -c, got: %v", err)
 	}
 }

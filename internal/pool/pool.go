@@ -118,7 +118,30 @@ func (p *Pool) bootAll(ws []*Worker) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return joinAlike(errs)
+}
+
+// joinAlike says once what several workers failed alike. Workers of one
+// generation run the same command, so a script that is not a worker fails the
+// same way in each: with num_workers at one per CPU, its quoted page and the
+// advice came once per core and buried the message.
+func joinAlike(errs []error) error {
+	var distinct []error
+	count := map[string]int{}
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if count[err.Error()]++; count[err.Error()] == 1 {
+			distinct = append(distinct, err)
+		}
+	}
+	for i, err := range distinct {
+		if n := count[err.Error()]; n > 1 {
+			distinct[i] = fmt.Errorf("%d workers failed alike: %w", n, err)
+		}
+	}
+	return errors.Join(distinct...)
 }
 
 func (p *Pool) addLocked(gen int, set *Settings) *Worker {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,6 +203,13 @@ func (w *Worker) bootError(err error) error {
 		reason = be.Reason
 		said = printed(be.Output) + "\n" + said
 	}
+	if st := w.cmd.ProcessState; st != nil && st.Exited() &&
+		(strings.HasPrefix(reason, "the worker exited or closed the relay") || strings.HasPrefix(reason, "the worker exited (")) {
+		// Whether the relay's EOF or the exit is noticed first is a race, and
+		// workers failing alike must read alike: the exit is the fact, and
+		// its status follows in brackets.
+		reason = "the worker exited before the handshake"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "worker %q failed to start: %s", strings.Join(w.set.Command, " "), reason)
 	if st := w.exitStatus(); st != "" {
@@ -210,6 +218,7 @@ func (w *Worker) bootError(err error) error {
 	if w.ranToItsEnd() {
 		b.WriteString(ranToItsEndHint(w.set.Command))
 	}
+	b.WriteString(missingScriptHint(said, w.cmd.Dir))
 	if said = strings.TrimRight(said, "\n"); said != "" {
 		b.WriteString("\nPHP said:\n" + said)
 	}
@@ -237,6 +246,23 @@ func ranToItsEndHint(command []string) string {
 		"a front controller that handles the request itself and prints the page is not one. " +
 		"Under Symfony it must return the kernel closure, `return function (array $context) { return new Kernel(...); };`, " +
 		"run by Ferry\\Symfony\\Runtime (docs/symfony.md); a plain script must call HttpWorker::create()->run(...) (php/worker/README.md)"
+}
+
+// missingScriptHint says where PHP looked for a script given by a relative
+// path: the workers run in pool.dir, not where ferry was started, so a path
+// written from the shell's directory (`php path/to/ferry/...`) is not found,
+// and PHP's message alone does not say from where it looked.
+func missingScriptHint(said, dir string) string {
+	_, script, ok := strings.Cut(said, "Could not open input file: ")
+	script, _, _ = strings.Cut(script, "\n")
+	if !ok || script == "" || filepath.IsAbs(script) {
+		return ""
+	}
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	return "; PHP looked for " + script + " in " + dir + ", where workers run (pool.dir, by default the config file's directory): " +
+		"give the script's path from there, or an absolute one"
 }
 
 func (w *Worker) exitStatus() string {

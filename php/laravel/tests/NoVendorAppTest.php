@@ -47,6 +47,29 @@ final class NoVendorAppTest extends TestCase
         $this->assertServes($this->dir);
     }
 
+    /**
+     * `php /path/to/ferry/php/laravel/bin/ferry-laravel /srv/app` typed in a terminal waited
+     * in silence for Ferry's frames (or, given EOF, exited 0 without a word): it now boots
+     * the app, so that what stops it shows, and says that Ferry starts it.
+     */
+    public function testRunByHandFromATerminalBootsTheAppAndSaysWhatStartsIt(): void
+    {
+        if (!is_executable('/usr/bin/script')) {
+            self::markTestSkipped('util-linux script(1) gives the runner a terminal');
+        }
+        $runner = LaravelApp::packageDir() . '/bin/ferry-laravel';
+        $env = array_filter(getenv(), static fn (string $k) => !str_starts_with($k, 'FERRY_'), ARRAY_FILTER_USE_KEY);
+        $cmd = ['timeout', '20', 'script', '-qec', PHP_BINARY . ' ' . escapeshellarg($runner) . ' ' . escapeshellarg($this->dir), '/dev/null'];
+        $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
+        self::assertIsResource($proc);
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        fclose($pipes[1]);
+        fclose($pipes[2]);
+        self::assertSame(0, proc_close($proc), $out);
+        self::assertStringContainsString("the application in {$this->dir} boots. This is a Ferry worker", $out);
+        self::assertStringContainsString("bin/ferry serve -c {$this->dir}/ferry.yaml", $out);
+    }
+
     public function testInvalidComposerJsonIsRefusedWithWhatToFix(): void
     {
         file_put_contents($this->dir . '/composer.json', '{"autoload": ');
