@@ -22,9 +22,15 @@ func TestOutputBufferLoopEndsAsUnderFPM(t *testing.T) {
 	for _, c := range []struct{ name, env string }{
 		{"C loop", ""},
 		{"PHP loop", "  env:\n    FERRY_EXT_LOOP: \"0\"\n"},
+		// FPM's setting in the worker's php.ini: its buffer is the bootstrap's, not the first request's.
+		{"output_buffering in php.ini", "  php:\n    ini:\n      output_buffering: \"4096\"\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := startFerry(t, outputConfig("outputbuffers.php", c.env+"  php:\n    extension: "+extensionSO(t)+"\n"))
+			php := "  php:\n"
+			if strings.HasPrefix(c.env, php) {
+				php, c.env = c.env, ""
+			}
+			s := startFerry(t, outputConfig("outputbuffers.php", c.env+php+"    extension: "+extensionSO(t)+"\n"))
 			for range 2 {
 				expectBody(t, s, "/download", "b")
 				expectBody(t, s, "/state", "1 0 default output handler")

@@ -283,6 +283,10 @@ ZEND_FUNCTION(ferry_output_install)
 	ZEND_PARSE_PARAMETERS_NONE();
 	hook();
 	installed = true;
+	/* php.ini's output_buffering, or the bootstrap's: what is in them is not a job's. */
+	if (!capturing && output_level() > 0) {
+		php_output_end_all();
+	}
 }
 
 ZEND_FUNCTION(ferry_output_begin)
