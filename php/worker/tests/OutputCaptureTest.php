@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Frame;
+use Ferry\Worker\FrameCodec;
 use Ferry\Worker\Tests\Support\ExtIni;
 use Ferry\Worker\Tests\Support\Http;
 use Ferry\Worker\Tests\Support\WorkerProcess;
@@ -90,10 +91,13 @@ final class OutputCaptureTest extends TestCase
      */
     public function testCloseLoopEndsWithTheExtension(): void
     {
+        // ext/ferry/memcheck_sdk.sh runs it under valgrind, with a longer FERRY_TEST_TIMEOUT.
+        $timeout = (float) (getenv('FERRY_TEST_TIMEOUT') ?: 10);
         $worker = new WorkerProcess(self::SDK, ['PHP_INI_SCAN_DIR' => ExtIni::scanDir()], 'fds');
-        $worker->handshake();
+        $worker->send(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode(['pid' => getmypid()])));
+        self::assertSame(Frame::CONTROL | Frame::JSON, $worker->readFrames(1, $timeout)[0]->flags);
         $worker->send(WorkerProcess::job(1, 'ob-level-loop') . WorkerProcess::job(2, 'ob-state') . WorkerProcess::job(3, 'ob-get-clean'));
-        $answers = array_map(static fn (Frame $f): string => $f->payload, $worker->readFrames(3));
+        $answers = array_map(static fn (Frame $f): string => $f->payload, $worker->readFrames(3, $timeout));
         self::assertSame(['page', '1 0', 'got[mine]'], $answers);
         $this->assertCleanExit($worker);
     }
