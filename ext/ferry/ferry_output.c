@@ -138,12 +138,13 @@ static inline void stack_pop(void)
 	OG(active) = stack->top > 0 ? ((php_output_handler **) stack->elements)[stack->top - 1] : NULL;
 }
 
-/* The job's buffers, flushed down to its default one (false when one refused to close). */
+/* Ends the buffers above level, each flushed into the one below; false at one that cannot be removed. */
 static bool end_above(int level)
 {
 	while (output_level() > level) {
-		if (php_output_end() != SUCCESS) {
-			return false; /* not removable: PHP's own end of the request flushes it */
+		/* php_output_end() would refuse with a notice, into the job's output. */
+		if (!(OG(active)->flags & PHP_OUTPUT_HANDLER_REMOVABLE) || php_output_end() != SUCCESS) {
+			return false;
 		}
 	}
 	return true;
@@ -248,9 +249,15 @@ static zend_string *output_end(void)
 	if (!capturing) {
 		return ZSTR_EMPTY_ALLOC();
 	}
+	bool kept = false;
 	if (end_above(base_level + 1) && output_level() == base_level + 1) {
 		php_output_flush();
-		if (!keep_default()) {
+		kept = keep_default();
+	}
+	if (!kept) {
+		if (base_level == 0) {
+			php_output_end_all(); /* as at the end of a request: removable or not */
+		} else {
 			end_above(base_level);
 		}
 	}

@@ -38,6 +38,12 @@ echo 'three';
 $seen['left open'] = output_end();
 $seen['level after left open'] = ob_get_level();
 
+// Even one that cannot be removed, as PHP ends them all at the end of a request.
+output_begin();
+ob_start(null, 0, PHP_OUTPUT_HANDLER_STDFLAGS & ~PHP_OUTPUT_HANDLER_REMOVABLE);
+echo 'stuck';
+$seen['not removable'] = [output_end(), ob_get_level()];
+
 // The next job starts as the first did, with nothing of the last one.
 output_begin();
 $seen['next job'] = [ob_get_level(), ob_get_length(), output_end()];
@@ -87,6 +93,11 @@ array (
   ),
   'left open' => 'one;two;THREE',
   'level after left open' => 0,
+  'not removable' => 
+  array (
+    0 => 'stuck',
+    1 => 0,
+  ),
   'next job' => 
   array (
     0 => 1,
