@@ -109,8 +109,6 @@ static int stream_fd(zval *res)
 	return fd;
 }
 
-static bool loop_init_classes(ferry_loop *L);
-
 static bool loop_init(ferry_loop *L)
 {
 	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
@@ -131,19 +129,12 @@ static bool loop_init(ferry_loop *L)
 	}
 	L->capture = Z_OBJ_P(capture);
 	zend_class_entry *cce = L->capture->ce;
+	/* SapiCapture's output is ferry_output.c's: only its $job is read here. */
 	L->sapi = zend_string_equals_literal(cce->name, "Ferry\\Worker\\Internal\\SapiCapture");
-	if (L->sapi) {
-		return find_prop(cce, "job", CLASS_TYPED, &L->c_job) && loop_init_classes(L);
-	}
-	if (!find_prop(cce, "job", CLASS_TYPED, &L->c_job) || !find_prop(cce, "refusals", MAY_BE_LONG, &L->c_refusals)
-		|| !find_prop(cce, "flushed", MAY_BE_STRING, &L->c_flushed) || !find_prop(cce, "level", MAY_BE_LONG, &L->c_level)) {
+	if (!find_prop(cce, "job", CLASS_TYPED, &L->c_job) || (!L->sapi && (!find_prop(cce, "refusals", MAY_BE_LONG, &L->c_refusals)
+		|| !find_prop(cce, "flushed", MAY_BE_STRING, &L->c_flushed) || !find_prop(cce, "level", MAY_BE_LONG, &L->c_level)))) {
 		return false;
 	}
-	return loop_init_classes(L);
-}
-
-static bool loop_init_classes(ferry_loop *L)
-{
 	zend_class_entry *streamed = find_class("Ferry\\Worker\\Http\\StreamedAnswer");
 	if (!streamed) {
 		return false;
