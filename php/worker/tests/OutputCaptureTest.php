@@ -87,7 +87,8 @@ final class OutputCaptureTest extends TestCase
     /**
      * With ext/ferry a sequential job starts as an FPM request does, with one removable
      * default buffer: the close loop discards what came before it and ends, and the next
-     * job starts at level 1 again with nothing of this one.
+     * job starts at level 1 again with nothing of this one, nor of what a hook echoed
+     * between them (that is the log's).
      */
     public function testCloseLoopEndsWithTheExtension(): void
     {
@@ -96,10 +97,14 @@ final class OutputCaptureTest extends TestCase
         $worker = new WorkerProcess(self::SDK, ['PHP_INI_SCAN_DIR' => ExtIni::scanDir()], 'fds');
         $worker->send(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode(['pid' => getmypid()])));
         self::assertSame(Frame::CONTROL | Frame::JSON, $worker->readFrames(1, $timeout)[0]->flags);
-        $worker->send(WorkerProcess::job(1, 'ob-level-loop') . WorkerProcess::job(2, 'ob-state') . WorkerProcess::job(3, 'ob-get-clean'));
-        $answers = array_map(static fn (Frame $f): string => $f->payload, $worker->readFrames(3, $timeout));
-        self::assertSame(['page', '1 0', 'got[mine]'], $answers);
+        $worker->send(
+            WorkerProcess::job(1, 'ob-level-loop') . WorkerProcess::job(2, 'echo-in-terminate')
+            . WorkerProcess::job(3, 'ob-state') . WorkerProcess::job(4, 'ob-get-clean')
+        );
+        $answers = array_map(static fn (Frame $f): string => $f->payload, $worker->readFrames(4, $timeout));
+        self::assertSame(['page', 'answered', '1 0', 'got[mine]'], $answers);
         $this->assertCleanExit($worker);
+        self::assertStringContainsString('echoed by a terminate hook in a buffer left open', $worker->log());
     }
 
     /**
