@@ -46,6 +46,7 @@ static PHP_RSHUTDOWN_FUNCTION(ferry)
 {
 	ferry_sapi_rshutdown();
 	ferry_loop_rshutdown();
+	ferry_output_rshutdown();
 	return SUCCESS;
 }
 

@@ -107,6 +107,20 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_serve_unread, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_output_install, 0, 0, IS_VOID, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_ferry_output_begin arginfo_ferry_output_install
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_output_take, 0, 0, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_ferry_output_end arginfo_ferry_output_take
+
+ZEND_FUNCTION(ferry_output_install);
+ZEND_FUNCTION(ferry_output_begin);
+ZEND_FUNCTION(ferry_output_take);
+ZEND_FUNCTION(ferry_output_end);
 ZEND_FUNCTION(ferry_catch_exit);
 ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
@@ -143,5 +157,9 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(request_read)
 	FERRY_FE(http_serve)
 	FERRY_FE(http_serve_unread)
+	FERRY_FE(output_install)
+	FERRY_FE(output_begin)
+	FERRY_FE(output_take)
+	FERRY_FE(output_end)
 	ZEND_FE_END
 };

@@ -22,8 +22,9 @@ typedef struct {
 	uint32_t w_stopping, w_closed, w_outbox, w_terminate, w_streams;
 	/* HttpWorker: $resetHooks, $kept (the superglobals put back at every request start) */
 	uint32_t h_reset, h_kept;
-	/* SyncCapture */
+	/* SyncCapture, or SapiCapture (sapi: only $job, the output being ferry_output.c's) */
 	uint32_t c_job, c_refusals, c_flushed, c_level;
+	bool sapi;
 	/* StreamedAnswer's static $worker and $id */
 	zval *running_worker, *running_id;
 	/* Request */

@@ -98,6 +98,9 @@ static bool is_empty_array(zval *v)
 /* What SyncCapture::begin() and release() would find nothing to do about. */
 bool ferry_loop_capture_clean(ferry_loop *L)
 {
+	if (L->sapi) {
+		return ferry_output_clean();
+	}
 	zval *level = OBJ_PROP(L->capture, L->c_level);
 	zval *flushed = OBJ_PROP(L->capture, L->c_flushed);
 	return Z_TYPE_P(level) == IS_LONG && Z_LVAL_P(level) > 0 && php_output_get_level() == Z_LVAL_P(level)
@@ -263,9 +266,13 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	zval placeholder;
 	ZVAL_OBJ(&placeholder, L->placeholder);
 	assign(OBJ_PROP(L->capture, L->c_job), &placeholder);
-	zval zero;
-	ZVAL_LONG(&zero, 0);
-	assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
+	if (L->sapi) {
+		ferry_output_begin();
+	} else {
+		zval zero;
+		ZVAL_LONG(&zero, 0);
+		assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
+	}
 	/* StreamedAnswer::begin(), for Response::earlyHints() */
 	zval worker, zid;
 	ZVAL_OBJ(&worker, L->worker);
@@ -323,6 +330,9 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	ZVAL_EMPTY_ARRAY(&empty);
 	set_cookies(L, &empty);
 	assign_null(OBJ_PROP(L->capture, L->c_job));
+	if (L->sapi) {
+		ferry_output_drop();
+	}
 	bool written = write_answer(L, id, Z_STR(answer_context), out_body);
 	zval_ptr_dtor(&answer_context);
 	zval_ptr_dtor(&result);

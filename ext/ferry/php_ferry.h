@@ -46,6 +46,14 @@ void ferry_sapi_rshutdown(void);
 void ferry_request_start(void);
 bool ferry_request_finish(zval *result);
 
+/* ferry_output.c: a job's output at the SAPI's write, under one removable default buffer.
+ * begin() opens it; clean(): nothing was written since (or, between jobs, nothing open);
+ * drop() ends a clean job's capture. */
+void ferry_output_begin(void);
+bool ferry_output_clean(void);
+void ferry_output_drop(void);
+void ferry_output_rshutdown(void);
+
 /* ferry_loop.c */
 void ferry_loop_rshutdown(void);
 

@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Ferry\Worker;
 
-use Ferry\Worker\Internal\BufferCapture;
 use Ferry\Worker\Internal\Environment;
 use Ferry\Worker\Internal\FatalAnswer;
 use Ferry\Worker\Internal\FiberCapture;
@@ -13,6 +12,7 @@ use Ferry\Worker\Internal\JobFrames;
 use Ferry\Worker\Internal\LeakWatch;
 use Ferry\Worker\Internal\NativeLoop;
 use Ferry\Worker\Internal\OutputCapture;
+use Ferry\Worker\Internal\SapiCapture;
 use Ferry\Worker\Internal\SyncCapture;
 use Ferry\Worker\Relay\RelayClosedException;
 use Ferry\Worker\Relay\RelayInterface;
@@ -40,7 +40,7 @@ final class Worker
     private string $outbox = '';
     /** the job waitPayload() returned, until respond() or error() answers it */
     private ?Job $current = null;
-    private readonly BufferCapture $capture;
+    private readonly OutputCapture $capture;
     /** @var list<\Closure> */
     private array $terminateHooks = [];
     private ?string $token;
@@ -69,7 +69,8 @@ final class Worker
         $this->maxConcurrency = $maxConcurrency;
         $this->parser = new FrameParser($codec);
         $this->jobs = new \SplQueue();
-        $this->capture = $fibers ? new FiberCapture() : new SyncCapture();
+        // Fibers interleave jobs, and PHP has one output stack: each job needs a buffer of its own.
+        $this->capture = $fibers ? new FiberCapture() : (SapiCapture::available() ? new SapiCapture() : new SyncCapture());
         // Taken here rather than at the handshake so that bootstrap code never sees it.
         $this->token = $token ?? Environment::takeRelayToken();
         $this->leaks = LeakWatch::fromEnvironment($this);

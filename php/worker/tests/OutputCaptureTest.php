@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Frame;
+use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Tests\Support\ExtIni;
 use Ferry\Worker\Tests\Support\Http;
 use Ferry\Worker\Tests\Support\WorkerProcess;
 use PHPUnit\Framework\TestCase;
@@ -76,8 +78,33 @@ final class OutputCaptureTest extends TestCase
         [$error, $next] = $worker->readFrames(2);
         self::assertSame([Frame::ERROR, [0, 1]], [$error->flags, $error->options]);
         self::assertStringContainsString('output buffer loop', $error->payload);
+        // Pure PHP cannot give a request a removable first buffer: the message says what can.
+        self::assertStringContainsString('load ext/ferry (pool.php.extension), with which a request starts with one removable buffer', $error->payload);
         self::assertSame('still serving', $next->payload);
         $this->assertCleanExit($worker);
+    }
+
+    /**
+     * With ext/ferry a sequential job starts as an FPM request does, with one removable
+     * default buffer: the close loop discards what came before it and ends, and the next
+     * job starts at level 1 again with nothing of this one, nor of what a hook echoed
+     * between them (that is the log's).
+     */
+    public function testCloseLoopEndsWithTheExtension(): void
+    {
+        // ext/ferry/memcheck_sdk.sh runs it under valgrind, with a longer FERRY_TEST_TIMEOUT.
+        $timeout = (float) (getenv('FERRY_TEST_TIMEOUT') ?: 10);
+        $worker = new WorkerProcess(self::SDK, ['PHP_INI_SCAN_DIR' => ExtIni::scanDir()], 'fds');
+        $worker->send(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode(['pid' => getmypid()])));
+        self::assertSame(Frame::CONTROL | Frame::JSON, $worker->readFrames(1, $timeout)[0]->flags);
+        $worker->send(
+            WorkerProcess::job(1, 'ob-level-loop') . WorkerProcess::job(2, 'echo-in-terminate')
+            . WorkerProcess::job(3, 'ob-state') . WorkerProcess::job(4, 'ob-get-clean')
+        );
+        $answers = array_map(static fn (Frame $f): string => $f->payload, $worker->readFrames(4, $timeout));
+        self::assertSame(['page', 'answered', '1 0', 'got[mine]'], $answers);
+        $this->assertCleanExit($worker);
+        self::assertStringContainsString('echoed by a terminate hook in a buffer left open', $worker->log());
     }
 
     /**

@@ -18,7 +18,10 @@ use Ferry\Worker\Worker;
  */
 abstract class BufferCapture implements OutputCapture
 {
-    /** A loop like `while (ob_get_level()) ob_end_clean();` never ends against our buffer. */
+    /**
+     * A loop like `while (ob_get_level()) ob_end_clean();` never ends against our buffer.
+     * With ext/ferry, sequential workers use SapiCapture instead, where it ends as under FPM.
+     */
     private const MAX_REFUSALS = 100;
 
     /** @var int level of our buffer; 0 while it is not installed */
@@ -121,7 +124,8 @@ abstract class BufferCapture implements OutputCapture
             $this->refusals = 0;
             throw new \LogicException(sprintf(
                 "output buffer loop: %s() was refused more than %d times because the worker's output buffer cannot be closed; "
-                . 'stop at the level your code started with (ob_get_level() > $level) or when ob_end_clean() returns false',
+                . 'stop at the level your code started with (ob_get_level() > $level) or when ob_end_clean() returns false, '
+                . 'or load ext/ferry (pool.php.extension), with which a request starts with one removable buffer as under FPM',
                 $function,
                 self::MAX_REFUSALS
             ));

@@ -41,7 +41,8 @@ final class NativeLoop
     public static function available(Worker $worker): bool
     {
         return \function_exists('Ferry\Ext\http_serve') && getenv('FERRY_EXT_LOOP') !== '0' && !$worker->fibers
-            && $worker->relay() instanceof StreamRelay && $worker->capture() instanceof SyncCapture;
+            && $worker->relay() instanceof StreamRelay
+            && ($worker->capture() instanceof SapiCapture || $worker->capture() instanceof SyncCapture);
     }
 
     public function __construct(private readonly Worker $worker, private readonly HttpWorker $http, private readonly \Closure $handler)

@@ -11,6 +11,9 @@ use Ferry\Worker\Job;
  */
 interface OutputCapture
 {
+    /** Takes over the worker's output for good: from the handshake on, output outside a job goes to the log. */
+    public function install(): void;
+
     public function begin(Job $job): void;
 
     /** Returns and clears what the job echoed so far. */
