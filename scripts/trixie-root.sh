@@ -22,7 +22,7 @@ MIRROR=${MIRROR:-http://deb.debian.org/debian}
 
 # What the 8.4 set needs; compare with the 8.2 list in scripts/deps.sh.
 PKGS=(php8.4-cli php8.4-dev php8.4-opcache php8.4-mbstring php8.4-gmp php8.4-sqlite3 php8.4-msgpack
-      gcc make libc6-dev phpunit
+      gcc make libc6-dev phpunit composer
       php-psr-http-message php-psr-http-factory php-nyholm-psr7 php-nikic-fast-route
       php-symfony-runtime php-symfony-framework-bundle php-symfony-http-kernel php-symfony-http-foundation
       php-symfony-routing php-symfony-dependency-injection php-symfony-config php-symfony-event-dispatcher
