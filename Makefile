@@ -73,6 +73,7 @@ test-matrix: build
 	FERRY_EXT_BUILD_DIR=$(CURDIR)/ext/ferry/.build-werror CFLAGS="$(WERROR)" ext/ferry/build.sh >/dev/null
 	$(TRIXIE) scripts/composer_test.sh
 	$(TRIXIE) env PHPIZE=phpize8.4 PHP_CONFIG=php-config8.4 FERRY_EXT_BUILD_DIR=$(EXT84_BUILD) CFLAGS="$(WERROR)" ext/ferry/build.sh test
+	scripts/php84_serve_test.sh $(EXT84_SO)
 	@set -e; for p in $(MATRIX_PKGS); do \
 	  echo "== php/$$p on PHP 8.4 (pure PHP)"; \
 	  $(TRIXIE) env FERRY_PHP_EXTENSION=off FERRY_EXT_SO=$(EXT84_SO) $(PHPUNIT) -c php/$$p/phpunit.xml.dist; \

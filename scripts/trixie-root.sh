@@ -28,6 +28,11 @@ PKGS=(php8.4-cli php8.4-dev php8.4-opcache php8.4-mbstring php8.4-gmp php8.4-sql
       php-symfony-routing php-symfony-dependency-injection php-symfony-config php-symfony-event-dispatcher
       php-symfony-mime php-laravel-framework)
 
+mkdir -p "$(dirname "$ROOT")"
+# Two runs at once (two make test-matrix) wait for each other instead of building twice.
+exec 9>"$ROOT.lock"
+flock 9
+
 stamp_of() { printf '%s\n' "v1 $SUITE $MIRROR" "${PKGS[@]}" | sha256sum | cut -c1-16; }
 want=$(stamp_of)
 if [ -f "$ROOT/.ferry-stamp" ] && [ "$(cat "$ROOT/.ferry-stamp")" = "$want" ]; then
