@@ -65,7 +65,7 @@ test-ext:
 TRIXIE      := scripts/trixie-run
 EXT84_BUILD := $(CURDIR)/ext/ferry/.build-php84
 EXT84_SO    := $(EXT84_BUILD)/modules/ferry.so
-MATRIX_PKGS := worker symfony laravel
+MATRIX_PKGS := worker msgpack symfony laravel
 WERROR      := -g -O2 -Werror
 
 test-matrix: build
