@@ -57,7 +57,7 @@ test-ext:
 	ext/ferry/fuzz.sh 5
 
 # The PHP 8.4 set, beside make test's 8.2 one: Debian trixie's PHP 8.4, Symfony 6.4 and
-# Laravel 10 in a root that scripts/trixie-root.sh makes once under .cache (about 4
+# Laravel 10 in a root that scripts/trixie-root.sh makes once under .cache (2 to 5
 # minutes, 660 MB; again only when its package list changes). Everything PHP runs in it
 # through scripts/trixie-run, ferry's workers too (bin/ferry, built on the host, runs in
 # the root as PHPUnit starts it). ext/ferry must compile without a warning on both PHPs.
@@ -73,6 +73,8 @@ test-matrix: build
 	FERRY_EXT_BUILD_DIR=$(CURDIR)/ext/ferry/.build-werror CFLAGS="$(WERROR)" ext/ferry/build.sh >/dev/null
 	$(TRIXIE) scripts/composer_test.sh
 	$(TRIXIE) env PHPIZE=phpize8.4 PHP_CONFIG=php-config8.4 FERRY_EXT_BUILD_DIR=$(EXT84_BUILD) CFLAGS="$(WERROR)" ext/ferry/build.sh test
+	@# The decoders include no PHP header: what differs here is trixie's gcc 14 (ASan, UBSan).
+	$(TRIXIE) env FERRY_FUZZ_DIR=$(CURDIR)/ext/ferry/.fuzz-php84 ext/ferry/fuzz.sh 5
 	scripts/php84_serve_test.sh $(EXT84_SO)
 	@set -e; for p in $(MATRIX_PKGS); do \
 	  echo "== php/$$p on PHP 8.4 (pure PHP)"; \
@@ -107,4 +109,4 @@ bench: deps build
 	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
 
 clean:
-	rm -rf bin bench/results ext/ferry/.build ext/ferry/.build-ubsan ext/ferry/.fuzz ext/ferry/.build-php84 ext/ferry/.build-werror
+	rm -rf bin bench/results ext/ferry/.build ext/ferry/.build-ubsan ext/ferry/.fuzz ext/ferry/.build-php84 ext/ferry/.build-werror ext/ferry/.fuzz-php84
