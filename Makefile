@@ -8,7 +8,7 @@ PHP_PKGS := worker msgpack tarantool symfony laravel
 # ext/ferry, the optional C extension (ext/ferry/README.md), built with phpize.
 EXT_SO   := $(CURDIR)/ext/ferry/.build/modules/ferry.so
 
-.PHONY: all deps build build-ext run test test-go test-php test-ext test-packages test-bench fuzz memcheck bench clean
+.PHONY: all deps build build-ext run test test-go test-php test-ext test-packages test-bench test-matrix fuzz memcheck bench clean
 
 all: build
 
@@ -56,6 +56,35 @@ test-ext:
 	ext/ferry/rebuild_test.sh
 	ext/ferry/fuzz.sh 5
 
+# The PHP 8.4 set, beside make test's 8.2 one: Debian trixie's PHP 8.4, Symfony 6.4 and
+# Laravel 10 in a root that scripts/trixie-root.sh makes once under .cache (2 to 5
+# minutes, 660 MB; again only when its package list changes). Everything PHP runs in it
+# through scripts/trixie-run, ferry's workers too (bin/ferry, built on the host, runs in
+# the root as PHPUnit starts it). ext/ferry must compile without a warning on both PHPs.
+# Not part of `make test` yet.
+TRIXIE      := scripts/trixie-run
+EXT84_BUILD := $(CURDIR)/ext/ferry/.build-php84
+EXT84_SO    := $(EXT84_BUILD)/modules/ferry.so
+MATRIX_PKGS := worker msgpack symfony laravel
+WERROR      := -g -O2 -Werror
+
+test-matrix: build
+	scripts/trixie-root.sh >/dev/null
+	FERRY_EXT_BUILD_DIR=$(CURDIR)/ext/ferry/.build-werror CFLAGS="$(WERROR)" ext/ferry/build.sh >/dev/null
+	$(TRIXIE) scripts/composer_test.sh
+	$(TRIXIE) env PHPIZE=phpize8.4 PHP_CONFIG=php-config8.4 FERRY_EXT_BUILD_DIR=$(EXT84_BUILD) CFLAGS="$(WERROR)" ext/ferry/build.sh test
+	@# The decoders include no PHP header: what differs here is trixie's gcc 14 (ASan, UBSan).
+	$(TRIXIE) env FERRY_FUZZ_DIR=$(CURDIR)/ext/ferry/.fuzz-php84 ext/ferry/fuzz.sh 5
+	scripts/php84_serve_test.sh $(EXT84_SO)
+	@set -e; for p in $(MATRIX_PKGS); do \
+	  echo "== php/$$p on PHP 8.4 (pure PHP)"; \
+	  $(TRIXIE) env FERRY_PHP_EXTENSION=off FERRY_EXT_SO=$(EXT84_SO) $(PHPUNIT) -c php/$$p/phpunit.xml.dist; \
+	  echo "== php/$$p on PHP 8.4 (ext/ferry)"; \
+	  $(TRIXIE) env FERRY_TEST_EXT=1 FERRY_EXT_SO=$(EXT84_SO) FERRY_PHP_EXTENSION=$(EXT84_SO) \
+	    php8.4 -d extension=$(EXT84_SO) /usr/bin/phpunit --colors=never -c php/$$p/phpunit.xml.dist; \
+	done
+	@echo "make test-matrix: the PHP 8.4 set passed"
+
 # For CI: the phpt suite under valgrind and UBSan (ext/ferry/asan.sh), then the SDK's
 # extension tests under valgrind. Several minutes; not part of `make test`.
 memcheck: build-ext
@@ -80,4 +109,4 @@ bench: deps build
 	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
 
 clean:
-	rm -rf bin bench/results ext/ferry/.build ext/ferry/.build-ubsan ext/ferry/.fuzz
+	rm -rf bin bench/results ext/ferry/.build ext/ferry/.build-ubsan ext/ferry/.fuzz ext/ferry/.build-php84 ext/ferry/.build-werror ext/ferry/.fuzz-php84

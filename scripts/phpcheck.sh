@@ -13,7 +13,7 @@ list_files() {
     # Untracked files too: a new file must pass before it is committed.
     all=(git ls-files -co --exclude-standard -z)
   else
-    all=(find . -type f -not -path './.git/*' -printf '%P\0')
+    all=(find . -type f -not -path './.git/*' -not -path './.cache/*' -printf '%P\0')
   fi
   "${all[@]}" | while IFS= read -r -d '' f; do
     case $f in

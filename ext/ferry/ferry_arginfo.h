@@ -136,7 +136,8 @@ ZEND_FUNCTION(ferry_request_read);
 ZEND_FUNCTION(ferry_http_serve);
 ZEND_FUNCTION(ferry_http_serve_unread);
 
-#define FERRY_FE(name) ZEND_RAW_FENTRY(PHP_FERRY_NS "\\" #name, zif_ferry_##name, arginfo_ferry_##name, 0)
+/* ZEND_NS_FENTRY, not ZEND_RAW_FENTRY: PHP 8.4 added two arguments to the latter. */
+#define FERRY_FE(name) ZEND_NS_FENTRY(PHP_FERRY_NS, name, zif_ferry_##name, arginfo_ferry_##name, 0)
 
 static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(request_begin)

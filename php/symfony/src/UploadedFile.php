@@ -32,9 +32,9 @@ class UploadedFile extends SymfonyUploadedFile
     }
 
     /**
-     * @return File
+     * The return type is Symfony 6's; 5.4 declares none, and a narrower one is allowed.
      */
-    public function move(string $directory, ?string $name = null)
+    public function move(string $directory, ?string $name = null): File
     {
         if (!$this->isValid()) {
             // Symfony's own exception for each upload error.

@@ -207,7 +207,8 @@ final class LeakSnapshot
             $name = $f->getName();
             $where = $f->getFileName() === false ? $name : $f->getFileName() . ':' . $f->getStartLine();
 
-            return (str_contains($name, '{closure}') ? "closure at $where" : "$name()") . ' #' . spl_object_id($handler);
+            // {closure} up to PHP 8.3; 8.4 names it {closure:file:line}.
+            return (str_contains($name, '{closure') ? "closure at $where" : "$name()") . ' #' . spl_object_id($handler);
         }
         if (\is_array($handler) && \count($handler) === 2) {
             [$target, $method] = array_values($handler);
