@@ -107,6 +107,25 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_serve_unread, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_serve, 0, 8, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, state, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, worker, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, http, IS_OBJECT, 0)
+	ZEND_ARG_OBJ_INFO(0, handler, Closure, 0)
+	ZEND_ARG_INFO(0, in)
+	ZEND_ARG_INFO(0, out)
+	ZEND_ARG_TYPE_INFO(0, maxPayload, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, read, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_body, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, state, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, placeholder, IS_OBJECT, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_served, 0, 0, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_catch_exit);
 ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
@@ -121,6 +140,9 @@ ZEND_FUNCTION(ferry_frames_read);
 ZEND_FUNCTION(ferry_request_read);
 ZEND_FUNCTION(ferry_http_serve);
 ZEND_FUNCTION(ferry_http_serve_unread);
+ZEND_FUNCTION(ferry_fiber_serve);
+ZEND_FUNCTION(ferry_fiber_body);
+ZEND_FUNCTION(ferry_fiber_served);
 
 #define FERRY_FE(name) ZEND_RAW_FENTRY(PHP_FERRY_NS "\\" #name, zif_ferry_##name, arginfo_ferry_##name, 0)
 
@@ -143,5 +165,8 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(request_read)
 	FERRY_FE(http_serve)
 	FERRY_FE(http_serve_unread)
+	FERRY_FE(fiber_serve)
+	FERRY_FE(fiber_body)
+	FERRY_FE(fiber_served)
 	ZEND_FE_END
 };

@@ -1,0 +1,485 @@
+/*
+ * Ferry\Ext\fiber_serve(): what php/worker's FiberRunner does while it has nothing to wait
+ * for (no job running, nothing on the event loop), in C, for HttpWorker's usual request.
+ *
+ * It reads the relay itself and runs each job frame whose request the extension can build
+ * in a Fiber, as FiberPool would: the Fiber (its body is Ferry\Ext\fiber_body(),
+ * ferry_fiber_job.c) stays the same from job to job while none waits, so the hot path
+ * creates no Job, Payload or Frame object and calls no PHP of the SDK. When a job waits
+ * (its handler suspended the Fiber on the event loop), it is promoted to a Job of
+ * FiberRunner's (NativeFibers::promote()) and the bytes not served go back to the PHP
+ * runner, which drives the loop until it is idle again; the Fiber finishes that job
+ * through PHP. Anything else (a control frame, a request the extension does not build,
+ * state the runner must see) hands the bytes back too, as http_serve() does.
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "php.h"
+#include "main/php_streams.h"
+#include "zend_closures.h"
+#include "zend_exceptions.h"
+#include "zend_fibers.h"
+#include "php_ferry.h"
+#include "ferry_frame.h"
+#include "ferry_fiber.h"
+
+/* NativeLoop's constants: what Worker::serveFibers() is told. */
+#define SERVE_READ_HERE 0
+#define SERVE_HANDED 1
+#define SERVE_CLOSED 2
+
+#define FIBER_READ_SIZE 65536
+#define FIBER_BUFFER_SIZE (4 * FIBER_READ_SIZE)
+#define FRAME_CONTROL 0x01
+
+ferry_fiber_handoff *ferry_fiber_next;
+ferry_fibers *ferry_fiber_serving;
+zend_long ferry_fiber_served;
+
+void ferry_fiber_rshutdown(void)
+{
+	ferry_fiber_next = NULL;
+	ferry_fiber_serving = NULL;
+}
+
+bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset)
+{
+	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, strlen(name));
+	if (!info || (info->flags & ZEND_ACC_STATIC) || !ZEND_TYPE_IS_SET(info->type)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): %s has no typed property $%s: php/worker is not the "
+			"version this extension was built for", ZSTR_VAL(ce->name), name);
+		return false;
+	}
+	*offset = info->offset;
+	return true;
+}
+
+zval *ferry_fiber_find_static(zend_class_entry *ce, const char *name)
+{
+	zend_string *n = zend_string_init(name, strlen(name), 0);
+	/* Private ones: read as the class itself would. */
+	zend_class_entry *scope = EG(fake_scope);
+	EG(fake_scope) = ce;
+	zval *slot = zend_std_get_static_property(ce, n, BP_VAR_W);
+	EG(fake_scope) = scope;
+	zend_string_release(n);
+	return slot;
+}
+
+void ferry_fiber_call(zend_object *object, const char *method, zval *retval, uint32_t argc, zval *args)
+{
+	zend_function *fn = zend_hash_str_find_ptr_lc(&object->ce->function_table, method, strlen(method));
+	if (!fn) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): %s has no method %s()", ZSTR_VAL(object->ce->name), method);
+		ZVAL_UNDEF(retval);
+		return;
+	}
+	zend_call_known_instance_method(fn, object, retval, argc, args);
+}
+
+static bool empty_array(zval *v)
+{
+	return Z_TYPE_P(v) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(v)) == 0;
+}
+
+bool ferry_fiber_worker_idle(ferry_fibers *L)
+{
+	zval *outbox = OBJ_PROP(L->worker, L->w_outbox);
+	return Z_TYPE_P(OBJ_PROP(L->worker, L->w_stopping)) == IS_FALSE && Z_TYPE_P(OBJ_PROP(L->worker, L->w_closed)) == IS_FALSE
+		&& Z_TYPE_P(outbox) == IS_STRING && Z_STRLEN_P(outbox) == 0 && empty_array(OBJ_PROP(L->worker, L->w_terminate))
+		&& empty_array(OBJ_PROP(L->http, L->h_reset));
+}
+
+static zend_class_entry *find_class(const char *name)
+{
+	zend_string *n = zend_string_init(name, strlen(name), 0);
+	zend_class_entry *ce = zend_lookup_class(n);
+	zend_string_release(n);
+	if (!ce && !EG(exception)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): class %s not found", name);
+	}
+	return ce;
+}
+
+static int stream_fd(zval *res)
+{
+	php_stream *stream = (php_stream *) zend_fetch_resource2(Z_RES_P(res), "stream", php_file_le_stream(),
+		php_file_le_pstream());
+	if (!stream) {
+		return -1;
+	}
+	/* Bytes PHP buffered would be read after ours. */
+	if (stream->writepos > stream->readpos) {
+		return -2;
+	}
+	int fd = -1;
+	if (php_stream_cast(stream, PHP_STREAM_AS_FD_FOR_SELECT | PHP_STREAM_CAST_INTERNAL, (void **) &fd, 0) != SUCCESS) {
+		return -2;
+	}
+	return fd;
+}
+
+static bool fibers_init(ferry_fibers *L)
+{
+	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
+	uint32_t c_capture;
+	if (!ferry_fiber_find_prop(wce, "stopping", &L->w_stopping) || !ferry_fiber_find_prop(wce, "closed", &L->w_closed)
+		|| !ferry_fiber_find_prop(wce, "outbox", &L->w_outbox) || !ferry_fiber_find_prop(wce, "terminateHooks", &L->w_terminate)
+		|| !ferry_fiber_find_prop(wce, "streams", &L->w_streams) || !ferry_fiber_find_prop(wce, "capture", &c_capture)
+		|| !ferry_fiber_find_prop(hce, "resetHooks", &L->h_reset) || !ferry_fiber_find_prop(hce, "kept", &L->h_kept)) {
+		return false;
+	}
+	zval *capture = OBJ_PROP(L->worker, c_capture);
+	if (Z_TYPE_P(capture) != IS_OBJECT) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): the worker has no output capture");
+		return false;
+	}
+	L->capture = Z_OBJ_P(capture);
+	zend_class_entry *job_ce = find_class("Ferry\\Worker\\Job");
+	if (!job_ce || !ferry_fiber_find_prop(L->capture->ce, "level", &L->c_level)
+		|| !ferry_fiber_find_prop(L->capture->ce, "refusals", &L->c_refusals)
+		|| !ferry_fiber_find_prop(job_ce, "output", &L->j_output) || !ferry_fiber_find_prop(job_ce, "flushed", &L->j_flushed)) {
+		return false;
+	}
+	zend_class_entry *epoch = find_class("Ferry\\Worker\\Internal\\FiberEpoch");
+	zend_class_entry *streamed = find_class("Ferry\\Worker\\Http\\StreamedAnswer");
+	L->request_ce = find_class("Ferry\\Worker\\Http\\Request");
+	L->response_ce = find_class("Ferry\\Worker\\Http\\Response");
+	L->relay_exception = find_class("Ferry\\Worker\\Relay\\RelayException");
+	if (!epoch || !streamed || !L->request_ce || !L->response_ce || !L->relay_exception
+		|| !(L->issued = ferry_fiber_find_static(epoch, "issued"))
+		|| !(L->fiber_running = ferry_fiber_find_static(streamed, "fiberRunning"))
+		|| !(L->preset_contexts = ferry_fiber_find_static(L->response_ce, "presetContexts"))
+		|| !ferry_fiber_find_prop(L->request_ce, "uploads", &L->r_uploads)
+		|| !ferry_fiber_find_prop(L->response_ce, "parts", &L->p_parts) || !ferry_fiber_find_prop(L->response_ce, "file", &L->p_file)
+		|| !ferry_fiber_find_prop(L->response_ce, "body", &L->p_body) || !ferry_fiber_find_prop(L->response_ce, "preset", &L->p_preset)
+		|| !ferry_fiber_find_prop(L->response_ce, "status", &L->p_status)) {
+		if (!EG(exception)) {
+			zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): a static property php/worker should have is missing");
+		}
+		return false;
+	}
+	HashTable *methods = &L->response_ce->function_table;
+	L->context_fn = zend_hash_str_find_ptr(methods, "context", sizeof("context") - 1);
+	L->html_fn = zend_hash_str_find_ptr(methods, "html", sizeof("html") - 1);
+	L->json_fn = zend_hash_str_find_ptr(methods, "json", sizeof("json") - 1);
+	if (!L->context_fn || !L->html_fn || !L->json_fn || !(L->html_fn->common.fn_flags & ZEND_ACC_STATIC)
+		|| !(L->json_fn->common.fn_flags & ZEND_ACC_STATIC)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): Ferry\\Worker\\Http\\Response has no context(), "
+			"static html() or static json()");
+		return false;
+	}
+	return true;
+}
+
+static zend_fiber_status fiber_status(zend_object *fiber)
+{
+	return ((zend_fiber *) ((char *) fiber - XtOffsetOf(zend_fiber, std)))->context.status;
+}
+
+/* The Fiber for the next job: the one kept from the last job, a parked one, or a new one. */
+static bool acquire(ferry_fibers *L, zval *fiber, zval *placeholder)
+{
+	if (Z_TYPE_P(fiber) == IS_OBJECT) {
+		return true;
+	}
+	zval pair;
+	ferry_fiber_call(L->state, "acquire", &pair, 0, NULL);
+	if (EG(exception)) {
+		zval_ptr_dtor(&pair);
+		return false;
+	}
+	zval *f = Z_TYPE(pair) == IS_ARRAY ? zend_hash_index_find(Z_ARRVAL(pair), 0) : NULL;
+	zval *p = Z_TYPE(pair) == IS_ARRAY ? zend_hash_index_find(Z_ARRVAL(pair), 1) : NULL;
+	if (!f || !p || Z_TYPE_P(f) != IS_OBJECT || Z_OBJCE_P(f) != zend_ce_fiber || Z_TYPE_P(p) != IS_OBJECT) {
+		zval_ptr_dtor(&pair);
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): NativeFibers::acquire() did not return a Fiber and a Job");
+		return false;
+	}
+	ZVAL_COPY(fiber, f);
+	ZVAL_COPY(placeholder, p);
+	zval_ptr_dtor(&pair);
+	return true;
+}
+
+/* The Fiber kept from the last job goes back to NativeFibers' parked ones. */
+static void release(ferry_fibers *L, zval *fiber, zval *placeholder)
+{
+	if (Z_TYPE_P(fiber) != IS_OBJECT) {
+		return;
+	}
+	zval args[2], ret;
+	ZVAL_COPY_VALUE(&args[0], fiber);
+	ZVAL_COPY_VALUE(&args[1], placeholder);
+	/* Not while an exception unwinds: a parked Fiber is resumed again only by this loop. */
+	if (!EG(exception)) {
+		ferry_fiber_call(L->state, "release", &ret, 2, args);
+		zval_ptr_dtor(&ret);
+	}
+	zval_ptr_dtor(fiber);
+	zval_ptr_dtor(placeholder);
+	ZVAL_UNDEF(fiber);
+	ZVAL_UNDEF(placeholder);
+}
+
+/* Runs one job in a Fiber until it is done or waits; false when an exception unwinds. */
+static bool start_job(ferry_fibers *L, zval *fiber, zval *placeholder, zval *request, uint32_t id, const char *context,
+	size_t clen, zend_string *body, bool *handed)
+{
+	int outcome = FIBER_RUNNING;
+	ferry_fiber_slot *slot = NULL;
+	bool registered = false;
+	ferry_fiber_handoff h;
+	h.fiber = Z_OBJ_P(fiber);
+	ZVAL_COPY_VALUE(&h.request, request);
+	h.id = id;
+	h.context = context;
+	h.clen = clen;
+	h.body = body;
+	h.outcome = &outcome;
+	h.slot = &slot;
+	h.registered = &registered;
+	ferry_fiber_next = &h;
+	zval ret, args[2];
+	if (fiber_status(Z_OBJ_P(fiber)) == ZEND_FIBER_STATUS_INIT) {
+		ZVAL_OBJ(&args[0], L->state);
+		ZVAL_COPY_VALUE(&args[1], placeholder);
+		ferry_fiber_call(Z_OBJ_P(fiber), "start", &ret, 2, args);
+	} else {
+		ZVAL_TRUE(&args[0]);
+		ferry_fiber_call(Z_OBJ_P(fiber), "resume", &ret, 1, args);
+	}
+	zval_ptr_dtor(&ret);
+	if (ferry_fiber_next == &h) {
+		/* The body never took it (a Fiber not ours to resume): nothing ran. */
+		ferry_fiber_next = NULL;
+		zval_ptr_dtor(&h.request);
+		if (!EG(exception)) {
+			zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): the Fiber did not take its job");
+		}
+		return false;
+	}
+	if (EG(exception)) {
+		return false;
+	}
+	if (outcome == FIBER_PARKED) {
+		*handed = registered;
+		return true;
+	}
+	if (outcome == FIBER_ENDED || !slot) {
+		/* The job failed: the runner looks at what it left (a broken relay) before more come. */
+		zval_ptr_dtor(fiber);
+		zval_ptr_dtor(placeholder);
+		ZVAL_UNDEF(fiber);
+		ZVAL_UNDEF(placeholder);
+		*handed = true;
+		return true;
+	}
+	/* It waits: from now on it is one of FiberRunner's jobs, and the runner drives the loop. */
+	slot->detached = true;
+	*handed = true;
+	bool ok = true;
+	if (!slot->job) {
+		zval pargs[5], job;
+		ZVAL_COPY_VALUE(&pargs[0], fiber);
+		ZVAL_COPY_VALUE(&pargs[1], placeholder);
+		ZVAL_LONG(&pargs[2], id);
+		ZVAL_STRINGL_FAST(&pargs[3], context, clen);
+		ZVAL_STR_COPY(&pargs[4], body);
+		ferry_fiber_call(L->state, "promote", &job, 5, pargs);
+		zval_ptr_dtor(&pargs[3]);
+		zval_ptr_dtor(&pargs[4]);
+		if (EG(exception) || Z_TYPE(job) != IS_OBJECT) {
+			zval_ptr_dtor(&job);
+			ok = false;
+		} else {
+			slot->job = Z_OBJ(job); /* the slot's reference now */
+		}
+	}
+	if (ok) {
+		ferry_fiber_call(L->state, "waiting", &ret, 0, NULL);
+		zval_ptr_dtor(&ret);
+		ok = !EG(exception);
+	}
+	zval_ptr_dtor(fiber);
+	zval_ptr_dtor(placeholder);
+	ZVAL_UNDEF(fiber);
+	ZVAL_UNDEF(placeholder);
+	return ok;
+}
+
+/* [bytes not served, status] */
+static void hand_back(zval *return_value, zend_string *pending, const char *buf, size_t start, size_t end, int status)
+{
+	array_init_size(return_value, 2);
+	if (!buf) {
+		add_next_index_str(return_value, zend_string_copy(pending));
+	} else if (end > start) {
+		add_next_index_stringl(return_value, buf + start, end - start);
+	} else {
+		add_next_index_str(return_value, ZSTR_EMPTY_ALLOC());
+	}
+	add_next_index_long(return_value, status);
+}
+
+ZEND_FUNCTION(ferry_fiber_serve)
+{
+	zval *state, *worker, *http, *handler, *in, *out;
+	zend_string *pending;
+	zend_long max_payload;
+
+	ZEND_PARSE_PARAMETERS_START(8, 8)
+		Z_PARAM_OBJECT(state)
+		Z_PARAM_OBJECT(worker)
+		Z_PARAM_OBJECT(http)
+		Z_PARAM_OBJECT_OF_CLASS(handler, zend_ce_closure)
+		Z_PARAM_RESOURCE(in)
+		Z_PARAM_RESOURCE(out)
+		Z_PARAM_LONG(max_payload)
+		Z_PARAM_STR(pending)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (ferry_fiber_serving) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): already serving");
+		RETURN_THROWS();
+	}
+	if (EG(active_fiber)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): called inside a Fiber");
+		RETURN_THROWS();
+	}
+	ferry_fibers L = {0};
+	L.state = Z_OBJ_P(state);
+	L.worker = Z_OBJ_P(worker);
+	L.http = Z_OBJ_P(http);
+	L.max_payload = max_payload;
+	if (!fibers_init(&L)) {
+		RETURN_THROWS();
+	}
+	L.in = stream_fd(in);
+	L.out = stream_fd(out);
+	if (L.in == -1 || L.out == -1) {
+		RETURN_THROWS();
+	}
+	if (L.in < 0 || L.out < 0 || !ferry_fiber_worker_idle(&L)) {
+		hand_back(return_value, pending, NULL, 0, 0, SERVE_READ_HERE);
+		return;
+	}
+	if (zend_fcall_info_init(handler, 0, &L.handler, &L.handler_cache, NULL, NULL) != SUCCESS) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): the handler is not callable");
+		RETURN_THROWS();
+	}
+	if (ZSTR_LEN(pending) > 0) {
+		ferry_frame f;
+		ferry_frame_status st = ferry_frame_read((const uint8_t *) ZSTR_VAL(pending), ZSTR_LEN(pending),
+			(uint64_t) max_payload, &f);
+		if (st != FERRY_FRAME_NEED_MORE || f.size > FIBER_BUFFER_SIZE || ZSTR_LEN(pending) >= FIBER_BUFFER_SIZE) {
+			hand_back(return_value, pending, NULL, 0, 0, SERVE_READ_HERE);
+			return;
+		}
+	}
+	char *buf = emalloc(FIBER_BUFFER_SIZE);
+	memcpy(buf, ZSTR_VAL(pending), ZSTR_LEN(pending));
+	size_t start = 0, end = ZSTR_LEN(pending);
+	zval fiber, placeholder;
+	ZVAL_UNDEF(&fiber);
+	ZVAL_UNDEF(&placeholder);
+	ferry_fiber_serving = &L;
+	int status = SERVE_HANDED;
+	bool thrown = false;
+	for (;;) {
+		size_t avail = end - start;
+		if (avail > 0) {
+			ferry_frame f;
+			ferry_frame_status st = ferry_frame_read((const uint8_t *) buf + start, avail, (uint64_t) max_payload, &f);
+			if (st == FERRY_FRAME_OK) {
+				if ((f.flags & FRAME_CONTROL) || f.option_count != 2 || f.options[0] > f.length) {
+					break; /* the PHP runner's to dispatch */
+				}
+				const char *payload = buf + start + f.payload_offset;
+				size_t clen = f.options[0];
+				zend_string *body = f.length > clen ? zend_string_init(payload + clen, f.length - clen, 0)
+					: ZSTR_EMPTY_ALLOC();
+				zval request;
+				int built = ferry_request_build(payload, clen, body, &request);
+				if (built < 0) {
+					zend_clear_exception(); /* HttpWorker::handle() throws it again, into a 500 answer */
+				}
+				if (built <= 0 || Z_OBJCE(request) != L.request_ce
+					|| !empty_array(OBJ_PROP(Z_OBJ(request), L.r_uploads))) {
+					if (built > 0) {
+						zval_ptr_dtor(&request);
+					}
+					zend_string_release(body);
+					break;
+				}
+				if (!acquire(&L, &fiber, &placeholder)) {
+					zval_ptr_dtor(&request);
+					zend_string_release(body);
+					thrown = true;
+					break;
+				}
+				start += f.size;
+				bool handed = false;
+				bool ok = start_job(&L, &fiber, &placeholder, &request, f.options[1], payload, clen, body, &handed);
+				zend_string_release(body);
+				if (!ok) {
+					thrown = true;
+					break;
+				}
+				if (handed || !ferry_fiber_worker_idle(&L)) {
+					break;
+				}
+				continue;
+			}
+			if (st != FERRY_FRAME_NEED_MORE) {
+				break; /* a fault the PHP parser names */
+			}
+			if (f.size > FIBER_BUFFER_SIZE) {
+				status = SERVE_READ_HERE;
+				break;
+			}
+		}
+		if (start > 0) {
+			memmove(buf, buf + start, avail);
+			start = 0;
+			end = avail;
+		}
+		size_t room = FIBER_BUFFER_SIZE - end;
+		ssize_t n = read(L.in, buf + end, room < FIBER_READ_SIZE ? room : FIBER_READ_SIZE);
+		if (n > 0) {
+			end += (size_t) n;
+			continue;
+		}
+		if (n == 0) {
+			status = SERVE_CLOSED;
+			break;
+		}
+		if (errno == EINTR && !zend_atomic_bool_load_ex(&EG(vm_interrupt))) {
+			continue;
+		}
+		if (avail == 0) {
+			status = SERVE_READ_HERE;
+		}
+		break;
+	}
+	ferry_fiber_serving = NULL;
+	release(&L, &fiber, &placeholder);
+	if (thrown || EG(exception)) {
+		efree(buf);
+		RETURN_THROWS();
+	}
+	hand_back(return_value, pending, buf, start, end, status);
+	efree(buf);
+}
+
+/* How many jobs fiber_serve() answered without the SDK's PHP: for tests and diagnostics. */
+ZEND_FUNCTION(ferry_fiber_served)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	RETURN_LONG(ferry_fiber_served);
+}
