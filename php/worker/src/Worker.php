@@ -11,6 +11,7 @@ use Ferry\Worker\Internal\FiberCapture;
 use Ferry\Worker\Internal\FiberRunner;
 use Ferry\Worker\Internal\JobFrames;
 use Ferry\Worker\Internal\LeakWatch;
+use Ferry\Worker\Internal\NativeFibers;
 use Ferry\Worker\Internal\NativeLoop;
 use Ferry\Worker\Internal\OutputCapture;
 use Ferry\Worker\Internal\SyncCapture;
@@ -267,6 +268,42 @@ final class Worker
     {
         $this->handshake();
         $this->sequential($handler, $this->leaks === null ? $native : null);
+    }
+
+    /**
+     * @internal run() for HttpWorker in Fiber mode with ext/ferry: while the runner has
+     * nothing to wait for, $native reads the relay and runs the usual jobs in C.
+     */
+    public function runFibers(callable $handler, NativeFibers $native): void
+    {
+        $this->handshake();
+        $this->loop ??= Loop::get();
+        $usable = $this->leaks === null && NativeFibers::available($this, $this->loop);
+        (new FiberRunner($this, $this->loop, $usable ? $native : null))->run($handler);
+    }
+
+    /**
+     * @internal Lets ext/ferry's Fibers serve jobs until one needs the PHP runner; false
+     * when it read nothing for us.
+     */
+    public function serveFibers(NativeFibers $native): bool
+    {
+        [$rest, $status] = $native->serve($this->parser->take());
+        if ($status === NativeLoop::CLOSED) {
+            $this->closed = true;
+        }
+        if ($rest !== '') {
+            $this->parser->push($rest);
+            $this->dispatch($this->parser->drain());
+        }
+
+        return $status !== NativeLoop::READ_HERE;
+    }
+
+    /** @internal a job came that the server may now hold others behind (see $jobsSinceWaiting) */
+    public function jobArrived(): void
+    {
+        $this->jobsSinceWaiting = $this->reportsWaits;
     }
 
     private function sequential(callable $handler, ?NativeLoop $native): void
