@@ -288,6 +288,10 @@ final class Worker
      */
     public function serveFibers(NativeFibers $native): bool
     {
+        // With hooks to run after each job, every job is the PHP runner's: skip asking.
+        if ($this->terminateHooks !== [] || $native->hooked()) {
+            return false;
+        }
         [$rest, $status] = $native->serve($this->parser->take());
         if ($status === NativeLoop::CLOSED) {
             $this->closed = true;

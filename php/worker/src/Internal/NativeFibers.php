@@ -96,6 +96,12 @@ final class NativeFibers
         return \Ferry\Ext\fiber_serve($this, $this->worker, $this->http, $this->handler, $relay->readStream(), $relay->writeStream(), $this->worker->maxPayload(), $read);
     }
 
+    /** Whether HttpWorker has reset hooks, which only the PHP runner runs. */
+    public function hooked(): bool
+    {
+        return $this->http->hasResetHooks();
+    }
+
     public function created(): int
     {
         return $this->created;
