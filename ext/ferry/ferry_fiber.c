@@ -131,6 +131,7 @@ static bool fibers_init(ferry_fibers *L)
 	if (!ferry_fiber_find_prop(wce, "stopping", &L->w_stopping) || !ferry_fiber_find_prop(wce, "closed", &L->w_closed)
 		|| !ferry_fiber_find_prop(wce, "outbox", &L->w_outbox) || !ferry_fiber_find_prop(wce, "terminateHooks", &L->w_terminate)
 		|| !ferry_fiber_find_prop(wce, "streams", &L->w_streams) || !ferry_fiber_find_prop(wce, "capture", &c_capture)
+		|| !ferry_fiber_find_prop(wce, "jobsSinceWaiting", &L->w_since) || !ferry_fiber_find_prop(wce, "reportsWaits", &L->w_reports)
 		|| !ferry_fiber_find_prop(hce, "resetHooks", &L->h_reset) || !ferry_fiber_find_prop(hce, "kept", &L->h_kept)) {
 		return false;
 	}
@@ -229,7 +230,7 @@ static void release(ferry_fibers *L, zval *fiber, zval *placeholder)
 
 /* Runs one job in a Fiber until it is done or waits; false when an exception unwinds. */
 static bool start_job(ferry_fibers *L, zval *fiber, zval *placeholder, zval *request, uint32_t id, const char *context,
-	size_t clen, zend_string *body, bool *handed)
+	size_t clen, zend_string *body, bool *handed, bool *waited)
 {
 	int outcome = FIBER_RUNNING;
 	ferry_fiber_slot *slot = NULL;
@@ -283,6 +284,7 @@ static bool start_job(ferry_fibers *L, zval *fiber, zval *placeholder, zval *req
 	/* It waits: from now on it is one of FiberRunner's jobs, and the runner drives the loop. */
 	slot->detached = true;
 	*handed = true;
+	*waited = true;
 	bool ok = true;
 	if (!slot->job) {
 		zval pargs[5], job;
@@ -331,9 +333,10 @@ ZEND_FUNCTION(ferry_fiber_serve)
 {
 	zval *state, *worker, *http, *handler, *in, *out;
 	zend_string *pending;
-	zend_long max_payload;
+	zend_long max_payload, room;
+	bool once;
 
-	ZEND_PARSE_PARAMETERS_START(8, 8)
+	ZEND_PARSE_PARAMETERS_START(10, 10)
 		Z_PARAM_OBJECT(state)
 		Z_PARAM_OBJECT(worker)
 		Z_PARAM_OBJECT(http)
@@ -342,6 +345,8 @@ ZEND_FUNCTION(ferry_fiber_serve)
 		Z_PARAM_RESOURCE(out)
 		Z_PARAM_LONG(max_payload)
 		Z_PARAM_STR(pending)
+		Z_PARAM_LONG(room)
+		Z_PARAM_BOOL(once)
 	ZEND_PARSE_PARAMETERS_END();
 
 	if (ferry_fiber_serving) {
@@ -390,15 +395,15 @@ ZEND_FUNCTION(ferry_fiber_serve)
 	ZVAL_UNDEF(&placeholder);
 	ferry_fiber_serving = &L;
 	int status = SERVE_HANDED;
-	bool thrown = false;
+	bool thrown = false, read_once = false;
 	for (;;) {
 		size_t avail = end - start;
 		if (avail > 0) {
 			ferry_frame f;
 			ferry_frame_status st = ferry_frame_read((const uint8_t *) buf + start, avail, (uint64_t) max_payload, &f);
 			if (st == FERRY_FRAME_OK) {
-				if ((f.flags & FRAME_CONTROL) || f.option_count != 2 || f.options[0] > f.length) {
-					break; /* the PHP runner's to dispatch */
+				if ((f.flags & FRAME_CONTROL) || f.option_count != 2 || f.options[0] > f.length || room <= 0) {
+					break; /* the PHP runner's to dispatch, or to queue until a slot is free */
 				}
 				const char *payload = buf + start + f.payload_offset;
 				size_t clen = f.options[0];
@@ -424,14 +429,20 @@ ZEND_FUNCTION(ferry_fiber_serve)
 					break;
 				}
 				start += f.size;
-				bool handed = false;
-				bool ok = start_job(&L, &fiber, &placeholder, &request, f.options[1], payload, clen, body, &handed);
+				bool handed = false, waited = false;
+				/* Worker::dispatch(): the server may hold jobs until we say all of ours wait. */
+				ZVAL_BOOL(OBJ_PROP(L.worker, L.w_since), Z_TYPE_P(OBJ_PROP(L.worker, L.w_reports)) == IS_TRUE);
+				bool ok = start_job(&L, &fiber, &placeholder, &request, f.options[1], payload, clen, body, &handed, &waited);
 				zend_string_release(body);
 				if (!ok) {
 					thrown = true;
 					break;
 				}
-				if (handed || !ferry_fiber_worker_idle(&L)) {
+				if (waited) {
+					room--;
+				}
+				/* Called from the runner's loop, a job that waits changes nothing for the next ones. */
+				if ((handed && !(once && waited)) || !ferry_fiber_worker_idle(&L)) {
 					break;
 				}
 				continue;
@@ -444,13 +455,17 @@ ZEND_FUNCTION(ferry_fiber_serve)
 				break;
 			}
 		}
+		if (once && read_once) {
+			break; /* the relay was readable once: another read could block the runner's loop */
+		}
 		if (start > 0) {
 			memmove(buf, buf + start, avail);
 			start = 0;
 			end = avail;
 		}
-		size_t room = FIBER_BUFFER_SIZE - end;
-		ssize_t n = read(L.in, buf + end, room < FIBER_READ_SIZE ? room : FIBER_READ_SIZE);
+		size_t space = FIBER_BUFFER_SIZE - end;
+		ssize_t n = read(L.in, buf + end, space < FIBER_READ_SIZE ? space : FIBER_READ_SIZE);
+		read_once = true;
 		if (n > 0) {
 			end += (size_t) n;
 			continue;

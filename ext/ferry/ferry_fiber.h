@@ -16,7 +16,7 @@ typedef struct {
 	zend_fcall_info handler;
 	zend_fcall_info_cache handler_cache;
 	/* Worker */
-	uint32_t w_stopping, w_closed, w_outbox, w_terminate, w_streams;
+	uint32_t w_stopping, w_closed, w_outbox, w_terminate, w_streams, w_since, w_reports;
 	/* HttpWorker */
 	uint32_t h_reset, h_kept;
 	/* FiberCapture ($level) and Job ($output, $flushed) */

@@ -283,16 +283,17 @@ final class Worker
     }
 
     /**
-     * @internal Lets ext/ferry's Fibers serve jobs until one needs the PHP runner; false
-     * when it read nothing for us.
+     * @internal Lets ext/ferry's Fibers serve jobs until one needs the PHP runner (see
+     * NativeFibers::serve()); false when it read nothing for us.
      */
-    public function serveFibers(NativeFibers $native): bool
+    public function serveFibers(NativeFibers $native, int $room, bool $once): bool
     {
         // With hooks to run after each job, every job is the PHP runner's: skip asking.
-        if ($this->terminateHooks !== [] || $native->hooked()) {
+        if ($room < 1 || $this->terminateHooks !== [] || $native->hooked()) {
             return false;
         }
-        [$rest, $status] = $native->serve($this->parser->take());
+        $this->capture->release();
+        [$rest, $status] = $native->serve($this->parser->take(), $room, $once);
         if ($status === NativeLoop::CLOSED) {
             $this->closed = true;
         }
@@ -302,12 +303,6 @@ final class Worker
         }
 
         return $status !== NativeLoop::READ_HERE;
-    }
-
-    /** @internal a job came that the server may now hold others behind (see $jobsSinceWaiting) */
-    public function jobArrived(): void
-    {
-        $this->jobsSinceWaiting = $this->reportsWaits;
     }
 
     private function sequential(callable $handler, ?NativeLoop $native): void

@@ -174,6 +174,23 @@ final class NativeFibersTest extends TestCase
         self::assertSame([2, '{"waiting":true}', 1], $order);
     }
 
+    public function testAJobSentWhileAnotherWaitsRunsInTheExtensionToo(): void
+    {
+        foreach (['ext' => true, 'php' => false] as $via => $mode) {
+            $worker = $this->worker($mode, 'fds', ['waits' => true]);
+            $worker->send(Http::job(1, '/sleep?ms=300'));
+            // Sent once the worker said that everything it holds waits.
+            self::assertSame('{"waiting":true}', $worker->readFrames(1, self::timeout())[0]->payload);
+            $worker->send(Http::job(2, '/via') . Http::job(3, '/sleep?ms=1') . Http::job(4, '/via?as=string'));
+            $answers = [];
+            foreach ($worker->readFrames(4, self::timeout()) as $frame) {
+                $answers[] = ($frame->flags & Frame::CONTROL) !== 0 ? $frame->payload : $frame->options[1] . ' ' . Http::answer($frame)['body'];
+            }
+            self::assertSame(["2 $via", "4 $via", '{"waiting":true}', '3 before after slept 1'], \array_slice($answers, 0, 4), $via);
+            self::assertStringStartsWith('1 ', $worker->readFrames(1, self::timeout())[0]->options[1] . ' ');
+        }
+    }
+
     public function testSuperglobalsWrittenByARequestAreGoneForTheNext(): void
     {
         $jobs = Http::job(1, '/leak') . Http::job(2, '/leaked') . Http::job(3, '/leak') . Http::job(4, '/echo') . Http::job(5, '/leaked');

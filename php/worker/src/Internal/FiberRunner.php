@@ -70,7 +70,7 @@ final class FiberRunner
                     $pool->trim();
                     $this->native?->trim();
                     // ext/ferry runs the usual jobs from here until one needs this loop.
-                    if ($this->native === null || !$this->worker->serveFibers($this->native)) {
+                    if ($this->native === null || !$this->worker->serveFibers($this->native, $this->worker->maxConcurrency, false)) {
                         $this->worker->receive();
                     }
                     continue;
@@ -156,7 +156,12 @@ final class FiberRunner
                 // then one is.
                 $due = $worker->jobsSinceWaiting || \count($this->active) <= 1 || $worker->partialFrame();
                 try {
-                    $worker->receive();
+                    // ext/ferry's Fibers start what fits in the free slots; not from inside a
+                    // Fiber (a job ticking the loop itself), where they cannot start one.
+                    $room = $worker->maxConcurrency - \count($this->active);
+                    if ($this->native === null || \Fiber::getCurrent() !== null || !$worker->serveFibers($this->native, $room, true)) {
+                        $worker->receive();
+                    }
                     $worker->jobsSinceWaiting = $worker->jobsSinceWaiting && $due;
                 } catch (\Throwable $e) {
                     // Not for the loop's error handler: nobody could go on reading after this.

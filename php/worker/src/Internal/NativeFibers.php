@@ -17,8 +17,8 @@ use Ferry\Worker\Worker;
 /**
  * @internal ext/ferry's hot path for HttpWorker in Fiber mode (ext/ferry/ferry_fiber.c).
  *
- * While FiberRunner has nothing to wait for, Ferry\Ext\fiber_serve() reads the relay and
- * runs each usual request in a Fiber of its own pool (body: Ferry\Ext\fiber_body()), which
+ * Where FiberRunner would read the relay (idle, or its relay reader while jobs wait),
+ * Ferry\Ext\fiber_serve() reads it and runs each usual request in a Fiber of its own pool (body: Ferry\Ext\fiber_body()), which
  * answers it in C when it never waited and its outcome is the usual one (what NativeLoop's
  * http_serve() answers, minus PHP's header state, which Fiber mode does not use). What it
  * cannot do comes here: a job that waits becomes one of FiberRunner's (promote()), and
@@ -84,16 +84,18 @@ final class NativeFibers
     }
 
     /**
-     * Serves jobs, starting with the bytes in $read, until one needs the PHP runner.
+     * Serves jobs, starting with the bytes in $read, until one needs the PHP runner; at
+     * most $room jobs that wait. $once: the runner's loop found the relay readable while
+     * jobs wait, so it reads once and returns rather than block.
      *
      * @return array{string, int} the bytes read and not served, and NativeLoop::READ_HERE, HANDED or CLOSED
      */
-    public function serve(string $read): array
+    public function serve(string $read, int $room, bool $once): array
     {
         $relay = $this->worker->relay();
         \assert($relay instanceof StreamRelay);
 
-        return \Ferry\Ext\fiber_serve($this, $this->worker, $this->http, $this->handler, $relay->readStream(), $relay->writeStream(), $this->worker->maxPayload(), $read);
+        return \Ferry\Ext\fiber_serve($this, $this->worker, $this->http, $this->handler, $relay->readStream(), $relay->writeStream(), $this->worker->maxPayload(), $read, $room, $once);
     }
 
     /** Whether HttpWorker has reset hooks, which only the PHP runner runs. */
@@ -170,11 +172,10 @@ final class NativeFibers
         return $job;
     }
 
-    /** Called by fiber_serve() when a job waits: the server may send more meanwhile. */
+    /** Called by fiber_serve() when a job waits: its Fiber is FiberRunner's now. */
     public function waiting(): void
     {
-        $this->current = null; // FiberRunner's now
-        $this->worker->jobArrived();
+        $this->current = null;
     }
 
     /**
