@@ -65,6 +65,10 @@ extern ferry_fiber_handoff *ferry_fiber_next;
 extern ferry_fibers *ferry_fiber_serving;
 extern zend_long ferry_fiber_served;
 
+/* ferry_fiber_init.c: L's classes, properties and functions; false with an Error thrown */
+bool ferry_fiber_init(ferry_fibers *L);
+/* a stream's file descriptor; -1 not a stream (an error is thrown), -2 PHP buffered bytes of it */
+int ferry_fiber_stream_fd(zval *res);
 bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset);
 zval *ferry_fiber_find_static(zend_class_entry *ce, const char *name);
 /* Calls $object->$method(...$args) into *retval. */
@@ -72,5 +76,13 @@ void ferry_fiber_call(zend_object *object, const char *method, zval *retval, uin
 /* Nothing the PHP runner would do between two jobs: no hooks, nothing queued, not stopping. */
 bool ferry_fiber_worker_idle(ferry_fibers *L);
 void ferry_fiber_rshutdown(void);
+/* ferry_fiber_job.c: StreamedAnswer::begin() / end() for this Fiber: [worker, id], or null between jobs */
+bool ferry_fiber_set_running(ferry_fibers *L, zend_object *fiber, uint32_t id, bool running);
+/*
+ * ferry_fiber_answer.c: the usual outcome, answered: 1 answered, 0 the PHP path's (nothing
+ * done), -1 the relay write failed (a RelayException is pending). *result may be replaced
+ * by the Response made from a string or an array.
+ */
+int ferry_fiber_answer_plain(ferry_fibers *L, zend_object *fiber, zend_object *placeholder, ferry_fiber_slot *slot, zval *result);
 
 #endif
