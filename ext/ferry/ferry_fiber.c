@@ -146,13 +146,13 @@ static bool start_job(ferry_fibers *L, zval *fiber, zval *placeholder, zval *req
 		*handed = registered;
 		return true;
 	}
-	if (outcome == FIBER_ENDED || !slot) {
-		/* The job failed: the runner looks at what it left (a broken relay) before more come. */
+	if (outcome == FIBER_ENDED || outcome == FIBER_BROKEN || !slot) {
+		/* The job failed, and its Fiber with it; after a broken relay the runner throws. */
 		zval_ptr_dtor(fiber);
 		zval_ptr_dtor(placeholder);
 		ZVAL_UNDEF(fiber);
 		ZVAL_UNDEF(placeholder);
-		*handed = true;
+		*handed = registered || outcome != FIBER_ENDED;
 		return true;
 	}
 	/* It waits: from now on it is one of FiberRunner's jobs, and the runner drives the loop. */

@@ -47,6 +47,7 @@ typedef struct {
 #define FIBER_RUNNING 0 /* it waits: the job must be promoted */
 #define FIBER_PARKED 1  /* done; the Fiber waits for the next job */
 #define FIBER_ENDED 2   /* done; the Fiber ended (the job failed) */
+#define FIBER_BROKEN 3  /* the relay broke: the runner throws what NativeFibers kept of it */
 
 /* What fiber_serve() hands the Fiber it starts or resumes. */
 typedef struct {

@@ -114,7 +114,7 @@ static bool promote(zend_object *state, zend_object *fiber, zend_object *placeho
 	return true;
 }
 
-/* NativeFibers::finish(): the job's rest in PHP. 1 the Fiber may serve on, 0 it ends, -1 an exception unwinds. */
+/* NativeFibers::finish(): the job's rest in PHP. 1 the Fiber may serve on, 0 it ends, 2 the relay broke, -1 an exception unwinds. */
 static int finish_in_php(zend_object *state, zend_object *fiber, zend_object *placeholder, ferry_fiber_slot *slot,
 	zval *result, zend_object *error)
 {
@@ -136,12 +136,13 @@ static int finish_in_php(zend_object *state, zend_object *fiber, zend_object *pl
 		ZVAL_NULL(&args[4]);
 	}
 	ferry_fiber_call(state, "finish", &ret, 5, args);
-	int reusable = EG(exception) ? -1 : zend_is_true(&ret);
+	/* true: serve on; false: the job failed; null: the relay broke */
+	int reusable = EG(exception) ? -1 : Z_TYPE(ret) == IS_TRUE ? 1 : Z_TYPE(ret) == IS_NULL ? 2 : 0;
 	zval_ptr_dtor(&ret);
 	return reusable;
 }
 
-/* One job, from the handler call to its answer. 1 reusable, 0 not, -1 an exception unwinds. */
+/* One job, from the handler call to its answer. 1 reusable, 0 not, 2 the relay broke, -1 an exception unwinds. */
 static int run_job(zend_object *state, zend_object *placeholder, zend_object *fiber, ferry_fiber_slot *slot,
 	zval *request, bool *registered)
 {
@@ -252,9 +253,10 @@ ZEND_FUNCTION(ferry_fiber_body)
 			RETURN_THROWS();
 		}
 		if (!detached) {
-			*outcome = reusable ? FIBER_PARKED : FIBER_ENDED; /* fiber_serve() keeps it, or not */
+			/* fiber_serve() keeps it, or not */
+			*outcome = reusable == 1 ? FIBER_PARKED : reusable == 2 ? FIBER_BROKEN : FIBER_ENDED;
 		}
-		if (!reusable) {
+		if (reusable != 1) {
 			return;
 		}
 		if (detached) {

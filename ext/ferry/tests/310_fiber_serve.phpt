@@ -35,7 +35,7 @@ $job = static fn (int $id, string $path): string => FrameCodec::job(strlen($cont
 $in = tempnam(sys_get_temp_dir(), 'ferry-phpt-');
 $out = tempnam(sys_get_temp_dir(), 'ferry-phpt-');
 // The PHP runner reads the first 64 KiB (the handshake, then jobs): the extension takes over
-// from there, and after a job that failed gives the rest back to the PHP runner.
+// from there.
 $fill = '';
 for ($i = 1; $i <= 600; $i++) {
     $fill .= $job(1000 + $i, '/fill');
@@ -75,7 +75,7 @@ unlink($out);
 Ferry\Ext\fiber_body() runs only in a Fiber that Ferry\Ext\fiber_serve() starts
 Ferry\Ext\fiber_serve(): called inside a Fiber
 int(0)
-%A/:ext /echo:ext /throw:ext /:php
+%A/:ext /echo:ext /throw:ext /:ext
 array(4) {
   [1]=>
   string(5) "plain"

@@ -180,23 +180,25 @@ final class NativeFibers
 
     /**
      * Called by fiber_body() for a job it does not answer itself, as FiberRunner's job
-     * runner does it. Returns whether the Fiber may take another job.
+     * runner does it. Returns whether the Fiber may take another job: null when the relay
+     * broke, which the runner throws once fiber_serve() has returned.
      */
-    public function finish(Job $job, \Fiber $fiber, Job $placeholder, mixed $result, ?\Throwable $error): bool
+    public function finish(Job $job, \Fiber $fiber, Job $placeholder, mixed $result, ?\Throwable $error): ?bool
     {
+        $broken = false;
         try {
             $this->worker->complete($job, $this->http->resume($job, $result, null, $error));
         } catch (RelayException $e) {
             // Thrown here it could reach whatever resumed the Fiber (a loop callback): the
             // runner throws it once fiber_serve() has returned.
             ($this->relayFailed)($e);
-            $job->failed = true;
+            $job->failed = $broken = true;
         } finally {
             $this->capture->adopt($fiber, $placeholder);
             ($this->leave)($job);
         }
 
-        return !$job->failed;
+        return $broken ? null : !$job->failed;
     }
 
     /** Called by fiber_body() once a job that waited is done: false when enough Fibers are parked. */
