@@ -271,8 +271,8 @@ final class Worker
     }
 
     /**
-     * @internal run() for HttpWorker in Fiber mode with ext/ferry: while the runner has
-     * nothing to wait for, $native reads the relay and runs the usual jobs in C.
+     * @internal run() for HttpWorker in Fiber mode with ext/ferry: where the runner would
+     * read the relay, $native reads it and runs the usual jobs in C (NativeFibers).
      */
     public function runFibers(callable $handler, NativeFibers $native): void
     {

@@ -124,7 +124,8 @@ final class HttpWorker
             return;
         }
         if (!$this->globals && $this->script === null && NativeFibers::available($this->worker, null)) {
-            // In Fiber mode ext/ferry runs the usual request in C while nothing waits.
+            // In Fiber mode ext/ferry reads the relay and runs the usual request in C, in a
+            // Fiber; one that waits on the loop is handed to the PHP runner.
             $this->worker->runFibers($handle, new NativeFibers($this->worker, $this, $handler));
 
             return;
