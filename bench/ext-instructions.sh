@@ -19,13 +19,17 @@ SO=${FERRY_EXT_SO:-$ROOT/ext/ferry/.build/modules/ferry.so}
 count() { # php args... -> instructions of the whole run
 	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 | sed -n 's/.*refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }
-per_request() { # label, extension (or ""), FERRY_EXT_LOOP
+per_request() { # label, extension (or ""), FERRY_EXT_LOOP, [fiberfileloop for Fiber mode]
 	args=""
 	[ -n "$2" ] && args="-d extension=$2"
-	base=$(FERRY_EXT_LOOP=$3 count php $args "$ROOT/php/worker/bench/ext-hotpath.php" $BASE fileloop)
-	full=$(FERRY_EXT_LOOP=$3 count php $args "$ROOT/php/worker/bench/ext-hotpath.php" $((BASE + N)) fileloop)
+	mode=${4:-fileloop}
+	base=$(FERRY_EXT_LOOP=$3 count php $args "$ROOT/php/worker/bench/ext-hotpath.php" $BASE $mode)
+	full=$(FERRY_EXT_LOOP=$3 count php $args "$ROOT/php/worker/bench/ext-hotpath.php" $((BASE + N)) $mode)
 	echo "$1: $(( (full - base) / N )) instructions per request"
 }
 per_request "without ext/ferry" "" 1
 per_request "with ext/ferry, PHP loop" "$SO" 0
 per_request "with ext/ferry, its own loop" "$SO" 1
+per_request "Fiber mode, without ext/ferry" "" 1 fiberfileloop
+per_request "Fiber mode, with ext/ferry, PHP runner" "$SO" 0 fiberfileloop
+per_request "Fiber mode, with ext/ferry, its Fibers" "$SO" 1 fiberfileloop

@@ -8,6 +8,7 @@
 #include "php_ferry.h"
 #include "ferry_arginfo.h"
 #include "ferry_msgpack.h"
+#include "ferry_fiber.h"
 
 ZEND_DECLARE_MODULE_GLOBALS(ferry)
 
@@ -47,6 +48,7 @@ static PHP_RSHUTDOWN_FUNCTION(ferry)
 	ferry_sapi_rshutdown();
 	ferry_loop_rshutdown();
 	ferry_output_rshutdown();
+	ferry_fiber_rshutdown();
 	return SUCCESS;
 }
 

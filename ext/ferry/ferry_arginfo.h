@@ -121,6 +121,27 @@ ZEND_FUNCTION(ferry_output_install);
 ZEND_FUNCTION(ferry_output_begin);
 ZEND_FUNCTION(ferry_output_take);
 ZEND_FUNCTION(ferry_output_end);
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_serve, 0, 10, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, state, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, worker, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, http, IS_OBJECT, 0)
+	ZEND_ARG_OBJ_INFO(0, handler, Closure, 0)
+	ZEND_ARG_INFO(0, in)
+	ZEND_ARG_INFO(0, out)
+	ZEND_ARG_TYPE_INFO(0, maxPayload, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, read, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, room, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, once, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_body, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, state, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, placeholder, IS_OBJECT, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_served, 0, 0, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_catch_exit);
 ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
@@ -135,6 +156,9 @@ ZEND_FUNCTION(ferry_frames_read);
 ZEND_FUNCTION(ferry_request_read);
 ZEND_FUNCTION(ferry_http_serve);
 ZEND_FUNCTION(ferry_http_serve_unread);
+ZEND_FUNCTION(ferry_fiber_serve);
+ZEND_FUNCTION(ferry_fiber_body);
+ZEND_FUNCTION(ferry_fiber_served);
 
 /* ZEND_NS_FENTRY, not ZEND_RAW_FENTRY: PHP 8.4 added two arguments to the latter. */
 #define FERRY_FE(name) ZEND_NS_FENTRY(PHP_FERRY_NS, name, zif_ferry_##name, arginfo_ferry_##name, 0)
@@ -162,5 +186,8 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(output_begin)
 	FERRY_FE(output_take)
 	FERRY_FE(output_end)
+	FERRY_FE(fiber_serve)
+	FERRY_FE(fiber_body)
+	FERRY_FE(fiber_served)
 	ZEND_FE_END
 };

@@ -1,8 +1,9 @@
 #!/bin/sh
 # php/worker's extension tests under valgrind memcheck: PHPUnit itself (the in-process
 # HttpWorker and the merge) and every worker process it starts (the extension serving
-# headers, sessions, uploads and a front controller with exit, and its worker loop against
-# the PHP one, and the output capture at the SAPI's write). Any invalid access or use
+# headers, sessions, uploads and a front controller with exit, its worker loop and its
+# Fiber-mode hot path against the PHP one, and the output capture at the SAPI's write).
+# Any invalid access or use
 # of uninitialised memory fails the run. Leaks are left to asan.sh's phpt run: at exit
 # PHP does not free what PHPUnit's object graph holds, which valgrind calls lost.
 #
@@ -29,7 +30,7 @@ USE_ZEND_ALLOC=0 ZEND_DONT_UNLOAD_MODULES=1 FERRY_TEST_EXT=1 FERRY_TEST_TIMEOUT=
 	valgrind -q --trace-children=yes --error-exitcode=99 --leak-check=no \
 	--log-file="$LOG/valgrind.%p" \
 	php -d extension="$SO" "$(command -v phpunit)" --colors=never -c "$ROOT/php/worker/phpunit.xml.dist" \
-	--filter 'Ext(Merge|WorkerProcess)Test|NativeLoopTest|testCloseLoopEndsWithTheExtension' || status=$?
+	--filter 'Ext(Merge|WorkerProcess)Test|NativeLoopTest|NativeFibersTest|testCloseLoopEndsWithTheExtension' || status=$?
 # A worker's own report does not change PHPUnit's exit status: read every log.
 # With -q a log holds nothing but reports.
 if [ -n "$(cat "$LOG"/valgrind.* 2>/dev/null)" ]; then

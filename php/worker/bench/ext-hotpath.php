@@ -17,7 +17,7 @@ declare(strict_types=1);
  * `fiberloop`, or `handle` for HttpWorker::handle with an installed capture) as second
  * argument runs only that, once, so that bench/ext-instructions.sh can count it under
  * callgrind; `fileloop` is the loop over a real relay (a file of jobs), where ext/ferry
- * serves the jobs in its own loop.
+ * serves the jobs in its own loop; `fiberfileloop` is the same in Fiber mode.
  */
 
 require dirname(__DIR__) . '/autoload.php';
@@ -126,15 +126,15 @@ $loop = static function (bool $fibers = false) use ($n, $batch, $handshake, $job
 // The same loop over a real relay: jobs read from a file, answers written to /dev/null.
 // With ext/ferry this is its own loop (Ferry\Ext\http_serve()) unless FERRY_EXT_LOOP=0;
 // the first read's jobs are served by the PHP loop, so compare two request counts.
-$fileLoop = static function () use ($n, $batch, $handshake, $jobs, $hello): void {
+$fileLoop = static function (bool $fibers = false) use ($n, $batch, $handshake, $jobs, $hello): void {
     $file = tempnam(sys_get_temp_dir(), 'ferry-jobs-');
     file_put_contents($file, $handshake . str_repeat($jobs, intdiv($n + $batch - 1, $batch)));
     $in = fopen($file, 'rb');
     unlink($file);
-    (new HttpWorker(new Worker(new Ferry\Worker\Relay\StreamRelay($in, fopen('/dev/null', 'wb')), token: '')))->run($hello);
+    (new HttpWorker(new Worker(new Ferry\Worker\Relay\StreamRelay($in, fopen('/dev/null', 'wb')), fibers: $fibers, token: '')))->run($hello);
 };
-if ($only === 'fileloop') {
-    $fileLoop();
+if ($only === 'fileloop' || $only === 'fiberfileloop') {
+    $fileLoop($only === 'fiberfileloop');
     exit(0);
 }
 if ($only === 'handle') {
@@ -235,3 +235,4 @@ fwrite(STDOUT, "whole loop (Worker::run over a memory relay, per request):\n");
 $time('HttpWorker::run', $n, $loop);
 $time('HttpWorker::run, Fiber mode', $n, static fn () => $loop(true));
 $time('HttpWorker::run, file relay' . ($ext && getenv('FERRY_EXT_LOOP') !== '0' ? ' (ext/ferry\'s loop)' : ''), $n, $fileLoop);
+$time('HttpWorker::run, Fiber mode, file relay' . ($ext && getenv('FERRY_EXT_LOOP') !== '0' ? ' (ext/ferry\'s Fibers)' : ''), $n, static fn () => $fileLoop(true));

@@ -10,6 +10,7 @@ use Ferry\Worker\Internal\FiberCapture;
 use Ferry\Worker\Internal\FiberRunner;
 use Ferry\Worker\Internal\JobFrames;
 use Ferry\Worker\Internal\LeakWatch;
+use Ferry\Worker\Internal\NativeFibers;
 use Ferry\Worker\Internal\NativeLoop;
 use Ferry\Worker\Internal\OutputCapture;
 use Ferry\Worker\Internal\SapiCapture;
@@ -268,6 +269,41 @@ final class Worker
     {
         $this->handshake();
         $this->sequential($handler, $this->leaks === null ? $native : null);
+    }
+
+    /**
+     * @internal run() for HttpWorker in Fiber mode with ext/ferry: where the runner would
+     * read the relay, $native reads it and runs the usual jobs in C (NativeFibers).
+     */
+    public function runFibers(callable $handler, NativeFibers $native): void
+    {
+        $this->handshake();
+        $this->loop ??= Loop::get();
+        $usable = $this->leaks === null && NativeFibers::available($this, $this->loop);
+        (new FiberRunner($this, $this->loop, $usable ? $native : null))->run($handler);
+    }
+
+    /**
+     * @internal Lets ext/ferry's Fibers serve jobs until one needs the PHP runner (see
+     * NativeFibers::serve()); false when it read nothing for us.
+     */
+    public function serveFibers(NativeFibers $native, int $room, bool $once): bool
+    {
+        // With hooks to run after each job, every job is the PHP runner's: skip asking.
+        if ($room < 1 || $this->terminateHooks !== [] || $native->hooked()) {
+            return false;
+        }
+        $this->capture->release();
+        [$rest, $status] = $native->serve($this->parser->take(), $room, $once);
+        if ($status === NativeLoop::CLOSED) {
+            $this->closed = true;
+        }
+        if ($rest !== '') {
+            $this->parser->push($rest);
+            $this->dispatch($this->parser->drain());
+        }
+
+        return $status !== NativeLoop::READ_HERE;
     }
 
     private function sequential(callable $handler, ?NativeLoop $native): void

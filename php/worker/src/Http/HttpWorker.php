@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Ferry\Worker\Http;
 
 use Ferry\Worker\Internal\ExtRequest;
+use Ferry\Worker\Internal\NativeFibers;
 use Ferry\Worker\Internal\NativeLoop;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
@@ -122,6 +123,13 @@ final class HttpWorker
 
             return;
         }
+        if (!$this->globals && $this->script === null && NativeFibers::available($this->worker, null)) {
+            // In Fiber mode ext/ferry reads the relay and runs the usual request in C, in a
+            // Fiber; one that waits on the loop is handed to the PHP runner.
+            $this->worker->runFibers($handle, new NativeFibers($this->worker, $this, $handler));
+
+            return;
+        }
         $this->worker->run($handle);
     }
 
@@ -191,11 +199,7 @@ final class HttpWorker
                 // Before the output is taken: a header_register_callback() callback may print.
                 $response = $this->script !== null ? ExtRequest::frontControllerAnswer() : ExtRequest::answer($result);
             } else {
-                $result = $handler($request);
-                // Usually PHP's status is untouched and no header was set: nothing to warn about.
-                $code = http_response_code();
-                $status = ($code === 200 || $code === false) && headers_list() === [] ? 200 : $this->phpStatus($result);
-                $response = self::toResponse($result, $status);
+                $response = $this->plainResponse($handler($request));
             }
             $answer = $this->payload($response, $job);
         } catch (\Throwable $e) {
@@ -214,10 +218,10 @@ final class HttpWorker
     }
 
     /**
-     * @internal The rest of handle() for a job whose handler ext/ferry's loop ran (NativeLoop)
-     * and whose outcome is not its usual case: $error if the handler threw, else $result and
-     * what PHP's request state collected ($php, from request_end()), or null when request_end()
-     * itself threw $error.
+     * @internal The rest of handle() for a job whose handler ext/ferry's loop ran (NativeLoop,
+     * or NativeFibers in Fiber mode) and whose outcome is not its usual case: $error if the
+     * handler threw, else $result and what PHP's request state collected ($php, from
+     * request_end(); null in Fiber mode), or null when request_end() itself threw $error.
      *
      * @param array{status: int, reason?: string, headers: array<string, list<string>>}|null $php
      */
@@ -227,18 +231,33 @@ final class HttpWorker
             if ($error !== null) {
                 throw $error;
             }
-            $answer = $this->payload(ExtRequest::answerWith($result, (array) $php), $job);
+            $response = $this->ext ? ExtRequest::answerWith($result, (array) $php) : $this->plainResponse($result);
+            $answer = $this->payload($response, $job);
         } catch (\Throwable $e) {
             $job->failed = true;
             $job->discardOutput();
             $answer = $this->failure($e, $job->payload->id);
         } finally {
-            StreamedAnswer::end(null);
-            ExtRequest::abandon();
+            if ($this->ext) {
+                StreamedAnswer::end(null);
+                ExtRequest::abandon();
+            } else {
+                StreamedAnswer::end(\Fiber::getCurrent());
+            }
             $this->reset();
         }
 
         return $answer;
+    }
+
+    /** The Response for what the handler returned, without ext/ferry's request state. */
+    private function plainResponse(mixed $result): Response
+    {
+        // Usually PHP's status is untouched and no header was set: nothing to warn about.
+        $code = http_response_code();
+        $status = ($code === 200 || $code === false) && headers_list() === [] ? 200 : $this->phpStatus($result);
+
+        return self::toResponse($result, $status);
     }
 
     /** The answer for $response, after what the job echoed. */

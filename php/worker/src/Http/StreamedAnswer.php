@@ -40,6 +40,33 @@ final class StreamedAnswer
         return $fiber;
     }
 
+    /**
+     * @internal The per-Fiber map, made now: ext/ferry's Fibers (NativeFibers) write it from C.
+     *
+     * @return \WeakMap<\Fiber, ?array{Worker, int}>
+     */
+    public static function fiberMap(): \WeakMap
+    {
+        return self::$fiberRunning ??= new \WeakMap();
+    }
+
+    /**
+     * The ids of the requests running in Fibers now (ext/ferry's included, which have no Job).
+     *
+     * @return list<int>
+     */
+    public static function fiberIds(): array
+    {
+        $ids = [];
+        foreach (self::$fiberRunning ?? [] as $running) {
+            if ($running !== null) {
+                $ids[] = $running[1];
+            }
+        }
+
+        return $ids;
+    }
+
     /** The id of a sequential worker's running request, null between requests. */
     public static function runningId(): ?int
     {

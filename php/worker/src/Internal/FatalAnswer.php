@@ -71,7 +71,8 @@ final class FatalAnswer
     }
 
     /**
-     * The ids of the jobs running when the process ended: several in Fiber mode; for a
+     * The ids of the jobs running when the process ended: several in Fiber mode (with
+     * ext/ferry's Fibers, known from StreamedAnswer); for a
      * sequential worker, the one ext/ferry's loop runs has a placeholder job in the capture
      * and its real id noted for StreamedAnswer.
      *
@@ -88,6 +89,9 @@ final class FatalAnswer
             if ($id !== null) {
                 $ids = [$id];
             }
+        } else {
+            // ext/ferry's Fibers run a job with a placeholder in the capture (NativeFibers).
+            $ids = array_values(array_unique([...$ids, ...StreamedAnswer::fiberIds()]));
         }
 
         return $ids;

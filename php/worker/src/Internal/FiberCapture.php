@@ -36,11 +36,17 @@ final class FiberCapture extends BufferCapture
         $this->refusals = 0;
     }
 
+    /** Files what $fiber echoes under $job from now on (ext/ferry's Fibers: NativeFibers). */
+    public function adopt(\Fiber $fiber, Job $job): void
+    {
+        $this->jobs[$fiber] = $job;
+    }
+
     public function running(): array
     {
         $running = [];
         foreach ($this->jobs as $job) {
-            if ($job !== null) {
+            if ($job !== null && !NativeFibers::isPlaceholder($job)) {
                 $running[] = $job;
             }
         }

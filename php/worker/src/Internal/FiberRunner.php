@@ -32,7 +32,20 @@ final class FiberRunner
     public function __construct(
         private readonly Worker $worker,
         private readonly LoopInterface $loop,
+        private readonly ?NativeFibers $native = null,
     ) {
+        $native?->attach(
+            function (Job $job): void {
+                $this->active[spl_object_id($job)] = $job;
+            },
+            function (Job $job): void {
+                unset($this->active[spl_object_id($job)]);
+                $job->fiber = null;
+            },
+            function (\Throwable $e): void {
+                $this->relayFailure ??= $e;
+            },
+        );
     }
 
     public function run(callable $handler): void
@@ -55,7 +68,11 @@ final class FiberRunner
                     // Only the relay can bring work: read it the way a sequential worker
                     // does, without a select() first.
                     $pool->trim();
-                    $this->worker->receive();
+                    $this->native?->trim();
+                    // ext/ferry runs the usual jobs from here until one needs this loop.
+                    if ($this->native === null || !$this->worker->serveFibers($this->native, $this->worker->maxConcurrency, false)) {
+                        $this->worker->receive();
+                    }
                     continue;
                 }
                 $this->watchRelay(!$this->worker->isStopping() && !$this->worker->hasQueuedJobs());
@@ -71,12 +88,14 @@ final class FiberRunner
                     $this->worker->flush();
                 }
                 $pool->trim();
+                $this->native?->trim();
                 $this->loop->tick();
                 $this->rethrowRelayFailure();
             }
         } finally {
             $this->watchRelay(false);
             $pool->trim(all: true);
+            $this->native?->trim(all: true);
         }
     }
 
@@ -137,7 +156,12 @@ final class FiberRunner
                 // then one is.
                 $due = $worker->jobsSinceWaiting || \count($this->active) <= 1 || $worker->partialFrame();
                 try {
-                    $worker->receive();
+                    // ext/ferry's Fibers start what fits in the free slots; not from inside a
+                    // Fiber (a job ticking the loop itself), where they cannot start one.
+                    $room = $worker->maxConcurrency - \count($this->active);
+                    if ($this->native === null || \Fiber::getCurrent() !== null || !$worker->serveFibers($this->native, $room, true)) {
+                        $worker->receive();
+                    }
                     $worker->jobsSinceWaiting = $worker->jobsSinceWaiting && $due;
                 } catch (\Throwable $e) {
                     // Not for the loop's error handler: nobody could go on reading after this.

@@ -1,0 +1,144 @@
+/*
+ * What Ferry\Ext\fiber_serve() (ferry_fiber.c) finds out about php/worker's classes once
+ * per call, and the small lookups both halves of the Fiber-mode hot path share.
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include "php.h"
+#include "main/php_streams.h"
+#include "zend_exceptions.h"
+#include "php_ferry.h"
+#include "ferry_fiber.h"
+
+bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset)
+{
+	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, strlen(name));
+	if (!info || (info->flags & ZEND_ACC_STATIC) || !ZEND_TYPE_IS_SET(info->type)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): %s has no typed property $%s: php/worker is not the "
+			"version this extension was built for", ZSTR_VAL(ce->name), name);
+		return false;
+	}
+	*offset = info->offset;
+	return true;
+}
+
+zval *ferry_fiber_find_static(zend_class_entry *ce, const char *name)
+{
+	zend_string *n = zend_string_init(name, strlen(name), 0);
+	/* Private ones: read as the class itself would. */
+	zend_class_entry *scope = EG(fake_scope);
+	EG(fake_scope) = ce;
+	zval *slot = zend_std_get_static_property(ce, n, BP_VAR_W);
+	EG(fake_scope) = scope;
+	zend_string_release(n);
+	return slot;
+}
+
+void ferry_fiber_call(zend_object *object, const char *method, zval *retval, uint32_t argc, zval *args)
+{
+	zend_function *fn = zend_hash_str_find_ptr_lc(&object->ce->function_table, method, strlen(method));
+	if (!fn) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): %s has no method %s()", ZSTR_VAL(object->ce->name), method);
+		ZVAL_UNDEF(retval);
+		return;
+	}
+	zend_call_known_instance_method(fn, object, retval, argc, args);
+}
+
+static bool empty_array(zval *v)
+{
+	return Z_TYPE_P(v) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(v)) == 0;
+}
+
+bool ferry_fiber_worker_idle(ferry_fibers *L)
+{
+	zval *outbox = OBJ_PROP(L->worker, L->w_outbox);
+	return Z_TYPE_P(OBJ_PROP(L->worker, L->w_stopping)) == IS_FALSE && Z_TYPE_P(OBJ_PROP(L->worker, L->w_closed)) == IS_FALSE
+		&& Z_TYPE_P(outbox) == IS_STRING && Z_STRLEN_P(outbox) == 0 && empty_array(OBJ_PROP(L->worker, L->w_terminate))
+		&& empty_array(OBJ_PROP(L->http, L->h_reset));
+}
+
+static zend_class_entry *find_class(const char *name)
+{
+	zend_string *n = zend_string_init(name, strlen(name), 0);
+	zend_class_entry *ce = zend_lookup_class(n);
+	zend_string_release(n);
+	if (!ce && !EG(exception)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): class %s not found", name);
+	}
+	return ce;
+}
+
+int ferry_fiber_stream_fd(zval *res)
+{
+	php_stream *stream = (php_stream *) zend_fetch_resource2(Z_RES_P(res), "stream", php_file_le_stream(),
+		php_file_le_pstream());
+	if (!stream) {
+		return -1;
+	}
+	/* Bytes PHP buffered would be read after ours. */
+	if (stream->writepos > stream->readpos) {
+		return -2;
+	}
+	int fd = -1;
+	if (php_stream_cast(stream, PHP_STREAM_AS_FD_FOR_SELECT | PHP_STREAM_CAST_INTERNAL, (void **) &fd, 0) != SUCCESS) {
+		return -2;
+	}
+	return fd;
+}
+
+bool ferry_fiber_init(ferry_fibers *L)
+{
+	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
+	uint32_t c_capture;
+	if (!ferry_fiber_find_prop(wce, "stopping", &L->w_stopping) || !ferry_fiber_find_prop(wce, "closed", &L->w_closed)
+		|| !ferry_fiber_find_prop(wce, "outbox", &L->w_outbox) || !ferry_fiber_find_prop(wce, "terminateHooks", &L->w_terminate)
+		|| !ferry_fiber_find_prop(wce, "streams", &L->w_streams) || !ferry_fiber_find_prop(wce, "capture", &c_capture)
+		|| !ferry_fiber_find_prop(wce, "jobsSinceWaiting", &L->w_since) || !ferry_fiber_find_prop(wce, "reportsWaits", &L->w_reports)
+		|| !ferry_fiber_find_prop(hce, "resetHooks", &L->h_reset) || !ferry_fiber_find_prop(hce, "kept", &L->h_kept)) {
+		return false;
+	}
+	zval *capture = OBJ_PROP(L->worker, c_capture);
+	if (Z_TYPE_P(capture) != IS_OBJECT) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): the worker has no output capture");
+		return false;
+	}
+	L->capture = Z_OBJ_P(capture);
+	zend_class_entry *job_ce = find_class("Ferry\\Worker\\Job");
+	if (!job_ce || !ferry_fiber_find_prop(L->capture->ce, "level", &L->c_level)
+		|| !ferry_fiber_find_prop(L->capture->ce, "refusals", &L->c_refusals)
+		|| !ferry_fiber_find_prop(job_ce, "output", &L->j_output) || !ferry_fiber_find_prop(job_ce, "flushed", &L->j_flushed)) {
+		return false;
+	}
+	zend_class_entry *epoch = find_class("Ferry\\Worker\\Internal\\FiberEpoch");
+	zend_class_entry *streamed = find_class("Ferry\\Worker\\Http\\StreamedAnswer");
+	L->request_ce = find_class("Ferry\\Worker\\Http\\Request");
+	L->response_ce = find_class("Ferry\\Worker\\Http\\Response");
+	L->relay_exception = find_class("Ferry\\Worker\\Relay\\RelayException");
+	if (!epoch || !streamed || !L->request_ce || !L->response_ce || !L->relay_exception
+		|| !(L->issued = ferry_fiber_find_static(epoch, "issued"))
+		|| !(L->fiber_running = ferry_fiber_find_static(streamed, "fiberRunning"))
+		|| !(L->preset_contexts = ferry_fiber_find_static(L->response_ce, "presetContexts"))
+		|| !ferry_fiber_find_prop(L->request_ce, "uploads", &L->r_uploads)
+		|| !ferry_fiber_find_prop(L->response_ce, "parts", &L->p_parts) || !ferry_fiber_find_prop(L->response_ce, "file", &L->p_file)
+		|| !ferry_fiber_find_prop(L->response_ce, "body", &L->p_body) || !ferry_fiber_find_prop(L->response_ce, "preset", &L->p_preset)
+		|| !ferry_fiber_find_prop(L->response_ce, "status", &L->p_status)) {
+		if (!EG(exception)) {
+			zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): a static property php/worker should have is missing");
+		}
+		return false;
+	}
+	HashTable *methods = &L->response_ce->function_table;
+	L->context_fn = zend_hash_str_find_ptr(methods, "context", sizeof("context") - 1);
+	L->html_fn = zend_hash_str_find_ptr(methods, "html", sizeof("html") - 1);
+	L->json_fn = zend_hash_str_find_ptr(methods, "json", sizeof("json") - 1);
+	if (!L->context_fn || !L->html_fn || !L->json_fn || !(L->html_fn->common.fn_flags & ZEND_ACC_STATIC)
+		|| !(L->json_fn->common.fn_flags & ZEND_ACC_STATIC)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): Ferry\\Worker\\Http\\Response has no context(), "
+			"static html() or static json()");
+		return false;
+	}
+	return true;
+}
