@@ -29,6 +29,8 @@ use Ferry\Worker\Relay\StreamRelay;
 final class Worker
 {
     public const DEFAULT_MAX_CONCURRENCY = 64;
+    /** stream flag of an answer whose terminate hooks run next: the worker is busy until its {"finished":true} */
+    private const FINISHING = 0x10;
 
     private FrameParser $parser;
     private bool $started = false;
@@ -291,8 +293,7 @@ final class Worker
             if ($this->stopping || $this->closed) {
                 return;
             }
-            // With hooks to run after each job, every job is the PHP loop's: skip asking.
-            if ($native !== null && $this->terminateHooks === [] && !$native->hooked() && $this->serveNative($native)) {
+            if ($native !== null && $this->serveNative($native)) {
                 continue;
             }
             $this->receive();
@@ -417,7 +418,21 @@ final class Worker
      */
     public function finish(Job $job, string $answer): void
     {
+        $finishing = !$job->answered && ($job->terminateHooks !== [] || $this->terminateHooks !== []);
+        if ($finishing) {
+            $answer[10] = \chr(\ord($answer[10]) | self::FINISHING);
+        }
         $this->deliver($job, $answer);
+        $this->afterAnswer($job, $finishing);
+    }
+
+    /**
+     * @internal Runs the terminate hooks of a job whose answer has been written, then tells
+     * the server they are done if that answer said they would run ($finishing: it carried
+     * FINISHING). ext/ferry's loop calls it after the answers it writes.
+     */
+    public function afterAnswer(Job $job, bool $finishing): void
+    {
         $hooks = $this->terminateHooks === [] ? $job->terminateHooks : [...$job->terminateHooks, ...$this->terminateHooks];
         $job->terminateHooks = [];
         foreach ($hooks as $hook) {
@@ -428,6 +443,10 @@ final class Worker
             }
         }
         $this->leaks?->finished($job);
+        if ($finishing) {
+            $this->outbox .= FrameCodec::encode(Frame::CONTROL, [], '{"finished":true}');
+            $this->flush();
+        }
     }
 
     /** @internal Writes the job's answer with whatever else is queued, once per job. */

@@ -100,12 +100,6 @@ final class HttpWorker
         return $this;
     }
 
-    /** @internal */
-    public function hasResetHooks(): bool
-    {
-        return $this->resetHooks !== [];
-    }
-
     /**
      * @param callable(Request): (Response|string|array<mixed>) $handler
      */
@@ -348,6 +342,12 @@ final class HttpWorker
                 header_remove();
             }
         }
+        $this->runResetHooks();
+    }
+
+    /** reset()'s hooks; ext/ferry's loop calls it (by name) for the jobs it answers. */
+    private function runResetHooks(): void
+    {
         foreach ($this->resetHooks as $hook) {
             try {
                 $hook();
