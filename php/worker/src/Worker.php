@@ -49,6 +49,8 @@ final class Worker
     /** null unless the server runs with pool.leak_watch */
     private readonly ?LeakWatch $leaks;
     private static ?\Closure $logger = null;
+    /** the control frame {"finished":true}, the same after every job with terminate hooks */
+    private static ?string $finished = null;
     /** @var array<int, bool> jobs that sent answer parts => whether the server stopped them */
     private array $streams = [];
     public readonly int $maxConcurrency;
@@ -444,7 +446,7 @@ final class Worker
         }
         $this->leaks?->finished($job);
         if ($finishing) {
-            $this->outbox .= FrameCodec::encode(Frame::CONTROL, [], '{"finished":true}');
+            $this->outbox .= self::$finished ??= FrameCodec::encode(Frame::CONTROL, [], '{"finished":true}');
             $this->flush();
         }
     }
