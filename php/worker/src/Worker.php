@@ -420,7 +420,14 @@ final class Worker
      */
     public function finish(Job $job, string $answer): void
     {
-        $finishing = !$job->answered && ($job->terminateHooks !== [] || $this->terminateHooks !== []);
+        if ($job->terminateHooks === [] && $this->terminateHooks === []) {
+            // The usual job without hooks: afterAnswer() would only do this.
+            $this->deliver($job, $answer);
+            $this->leaks?->finished($job);
+
+            return;
+        }
+        $finishing = !$job->answered;
         if ($finishing) {
             $answer[10] = \chr(\ord($answer[10]) | self::FINISHING);
         }
