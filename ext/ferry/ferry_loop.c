@@ -5,7 +5,8 @@
  * It reads the relay itself and serves each job frame whose request the extension can
  * build (request_read()'s subset, no uploads): the handler is called as handle() calls it,
  * and when its outcome is the usual one (a Response with a body, no output, nothing set
- * through PHP's header functions, no hook) the answer frame is written here. Any other
+ * through PHP's header functions) the answer frame is written here, the reset hooks run
+ * before it and the terminate hooks after it, as HttpWorker and Worker run them. Any other
  * outcome is finished by HttpWorker::resume() through the $resume closure, so PHP stays the
  * reference for everything but the plain case. Anything else (a control frame, another
  * kind of job, a bad or oversized frame, state the PHP loop must see first) makes it return
@@ -118,6 +119,12 @@ static bool loop_init(ferry_loop *L)
 		|| !find_prop(hce, "kept", MAY_BE_ARRAY, &L->h_kept)) {
 		return false;
 	}
+	L->reset_fn = zend_hash_str_find_ptr(&hce->function_table, "runresethooks", sizeof("runresethooks") - 1);
+	if (!L->reset_fn || (L->reset_fn->common.fn_flags & ZEND_ACC_STATIC) || L->reset_fn->common.required_num_args > 0) {
+		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): %s has no runResetHooks(): php/worker is not the version "
+			"this extension was built for", ZSTR_VAL(hce->name));
+		return false;
+	}
 	uint32_t c_capture;
 	if (!find_prop(wce, "capture", CLASS_TYPED, &c_capture)) {
 		return false;
@@ -186,15 +193,16 @@ static void hand_back(zval *return_value, loop_buffer *b, int status)
 
 ZEND_FUNCTION(ferry_http_serve)
 {
-	zval *worker, *http, *handler, *resume_fn, *placeholder, *in, *out;
+	zval *worker, *http, *handler, *resume_fn, *terminate_fn, *placeholder, *in, *out;
 	zend_string *pending;
 	zend_long max_payload;
 
-	ZEND_PARSE_PARAMETERS_START(9, 9)
+	ZEND_PARSE_PARAMETERS_START(10, 10)
 		Z_PARAM_OBJECT(worker)
 		Z_PARAM_OBJECT(http)
 		Z_PARAM_OBJECT_OF_CLASS(handler, zend_ce_closure)
 		Z_PARAM_OBJECT_OF_CLASS(resume_fn, zend_ce_closure)
+		Z_PARAM_OBJECT_OF_CLASS(terminate_fn, zend_ce_closure)
 		Z_PARAM_OBJECT(placeholder)
 		Z_PARAM_RESOURCE(in)
 		Z_PARAM_RESOURCE(out)
@@ -226,7 +234,8 @@ ZEND_FUNCTION(ferry_http_serve)
 		return;
 	}
 	if (zend_fcall_info_init(handler, 0, &L.handler, &L.handler_cache, NULL, NULL) != SUCCESS
-		|| zend_fcall_info_init(resume_fn, 0, &L.resume, &L.resume_cache, NULL, NULL) != SUCCESS) {
+		|| zend_fcall_info_init(resume_fn, 0, &L.resume, &L.resume_cache, NULL, NULL) != SUCCESS
+		|| zend_fcall_info_init(terminate_fn, 0, &L.terminate, &L.terminate_cache, NULL, NULL) != SUCCESS) {
 		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): a closure is not callable");
 		RETURN_THROWS();
 	}

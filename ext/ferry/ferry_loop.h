@@ -9,6 +9,8 @@
 
 #define FRAME_CONTROL 0x01
 #define FRAME_CODEC_RAW 0x04
+/* Stream flag of an answer whose terminate hooks run next (docs/protocol.md): the worker is not free yet. */
+#define FRAME_FINISHING 0x10
 
 typedef struct {
 	int in, out;
@@ -18,10 +20,15 @@ typedef struct {
 	zend_fcall_info_cache handler_cache;
 	zend_fcall_info resume;
 	zend_fcall_info_cache resume_cache;
+	/* NativeLoop's $terminate: Worker::afterAnswer() for a job answered here */
+	zend_fcall_info terminate;
+	zend_fcall_info_cache terminate_cache;
 	/* Worker */
 	uint32_t w_stopping, w_closed, w_outbox, w_terminate, w_streams;
 	/* HttpWorker: $resetHooks, $kept (the superglobals put back at every request start) */
 	uint32_t h_reset, h_kept;
+	/* HttpWorker::runResetHooks() */
+	zend_function *reset_fn;
 	/* SyncCapture, or SapiCapture (sapi: only $job, the output being ferry_output.c's) */
 	uint32_t c_job, c_refusals, c_flushed, c_level;
 	bool sapi;
@@ -50,7 +57,7 @@ typedef enum {
 
 /* Nothing SyncCapture::begin() or release() would act on: no output since the last job. */
 bool ferry_loop_capture_clean(ferry_loop *L);
-/* Nothing the PHP loop would do between two jobs: no hooks, nothing queued, not stopping. */
+/* Nothing the PHP loop would do between two jobs: nothing queued, not stopping. */
 bool ferry_loop_worker_idle(ferry_loop *L);
 /* One job frame's request: built, handled and answered, or handed to HttpWorker::resume(). */
 ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *context, size_t clen, zend_string *body);

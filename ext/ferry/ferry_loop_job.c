@@ -107,21 +107,20 @@ bool ferry_loop_capture_clean(ferry_loop *L)
 		&& OG(active) && OG(active)->buffer.used == 0 && Z_TYPE_P(flushed) == IS_STRING && Z_STRLEN_P(flushed) == 0;
 }
 
-/* Nothing the PHP loop would do between two jobs: no hooks, nothing queued, not stopping. */
+/* Nothing the PHP loop would do between two jobs: nothing queued, not stopping. */
 bool ferry_loop_worker_idle(ferry_loop *L)
 {
 	return Z_TYPE_P(OBJ_PROP(L->worker, L->w_stopping)) == IS_FALSE
 		&& Z_TYPE_P(OBJ_PROP(L->worker, L->w_closed)) == IS_FALSE
-		&& Z_TYPE_P(OBJ_PROP(L->worker, L->w_outbox)) == IS_STRING && Z_STRLEN_P(OBJ_PROP(L->worker, L->w_outbox)) == 0
-		&& is_empty_array(OBJ_PROP(L->worker, L->w_terminate)) && is_empty_array(OBJ_PROP(L->http, L->h_reset));
+		&& Z_TYPE_P(OBJ_PROP(L->worker, L->w_outbox)) == IS_STRING && Z_STRLEN_P(OBJ_PROP(L->worker, L->w_outbox)) == 0;
 }
 
-static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_string *body)
+static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_string *body, uint8_t stream_flags)
 {
 	uint32_t options[2] = {(uint32_t) ZSTR_LEN(context), id};
 	uint8_t head[FERRY_FRAME_MAX_HEADER];
 	size_t total = ZSTR_LEN(context) + ZSTR_LEN(body);
-	size_t head_len = ferry_frame_write_header(head, FRAME_CODEC_RAW, options, 2, (uint32_t) total, 0);
+	size_t head_len = ferry_frame_write_header(head, FRAME_CODEC_RAW, options, 2, (uint32_t) total, stream_flags);
 	struct iovec iov[3] = {
 		{head, head_len}, {ZSTR_VAL(context), ZSTR_LEN(context)}, {ZSTR_VAL(body), ZSTR_LEN(body)}
 	};
@@ -227,6 +226,26 @@ static ferry_job_outcome finish_in_php(ferry_loop *L, uint32_t id, const char *c
 	return EG(exception) ? JOB_THROWN : JOB_DONE;
 }
 
+/*
+ * The terminate hooks of a job answered here, through NativeLoop's $terminate: it makes the
+ * Job they are given and runs Worker::afterAnswer(), which also says when they are done.
+ */
+static ferry_job_outcome after_answer(ferry_loop *L, uint32_t id, const char *context, size_t context_len,
+	zend_string *body)
+{
+	zval args[3], retval;
+	ZVAL_LONG(&args[0], id);
+	ZVAL_STRINGL_FAST(&args[1], context, context_len);
+	ZVAL_STR(&args[2], body);
+	L->terminate.params = args;
+	L->terminate.param_count = 3;
+	L->terminate.retval = &retval;
+	zend_call_function(&L->terminate, &L->terminate_cache);
+	zval_ptr_dtor(&args[1]);
+	zval_ptr_dtor(&retval);
+	return EG(exception) ? JOB_THROWN : JOB_DONE;
+}
+
 /* $response->context(), read from the cache that method fills when it has the answer already. */
 static void answer_context_of(ferry_loop *L, zend_object *response, zval *out)
 {
@@ -324,17 +343,33 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 		return finish_in_php(L, id, context, clen, body, &result, &php);
 	}
 	zval_ptr_dtor(&php);
-	/* StreamedAnswer::end(), HttpWorker::reset() ($_COOKIE = []), SyncCapture::end() */
+	/* StreamedAnswer::end(), HttpWorker::reset() ($_COOKIE = [], the reset hooks), SyncCapture::end() */
 	assign_null(L->running_worker);
 	zval empty;
 	ZVAL_EMPTY_ARRAY(&empty);
 	set_cookies(L, &empty);
+	if (!is_empty_array(OBJ_PROP(L->http, L->h_reset))) {
+		/* A hook that throws is logged and stops the worker there; only exit() comes back here. */
+		zval ignored;
+		zend_call_known_instance_method_with_0_params(L->reset_fn, L->http, &ignored);
+		zval_ptr_dtor(&ignored);
+		if (EG(exception)) {
+			zval_ptr_dtor(&answer_context);
+			zval_ptr_dtor(&result);
+			return JOB_THROWN;
+		}
+	}
 	assign_null(OBJ_PROP(L->capture, L->c_job));
 	if (L->sapi) {
 		ferry_output_drop();
 	}
-	bool written = write_answer(L, id, Z_STR(answer_context), out_body);
+	/* Read before the write: the server is told now whether the worker stays busy after it. */
+	bool hooked = !is_empty_array(OBJ_PROP(L->worker, L->w_terminate));
+	bool written = write_answer(L, id, Z_STR(answer_context), out_body, hooked ? FRAME_FINISHING : 0);
 	zval_ptr_dtor(&answer_context);
 	zval_ptr_dtor(&result);
-	return written ? JOB_DONE : JOB_THROWN;
+	if (!written) {
+		return JOB_THROWN;
+	}
+	return hooked ? after_answer(L, id, context, clen, body) : JOB_DONE;
 }

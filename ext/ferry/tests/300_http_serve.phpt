@@ -66,7 +66,7 @@ unlink($out);
 
 try {
     $o = new stdClass();
-    Ferry\Ext\http_serve($o, $o, fn () => 1, fn () => 1, $o, STDIN, STDOUT, 10, '');
+    Ferry\Ext\http_serve($o, $o, fn () => 1, fn () => 1, fn () => 1, $o, STDIN, STDOUT, 10, '');
 } catch (Error $e) {
     echo get_class($e), ': ', $e->getMessage(), "\n";
 }

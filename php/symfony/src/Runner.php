@@ -7,8 +7,6 @@ namespace Ferry\Symfony;
 use Ferry\Worker\Http\HttpWorker;
 use Ferry\Worker\Http\Request;
 use Ferry\Worker\Http\Response;
-use Ferry\Worker\Job;
-use Ferry\Worker\Payload;
 use Ferry\Worker\Worker;
 use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
@@ -29,6 +27,9 @@ final class Runner implements RunnerInterface
      * @param int $bootBuffer level of the output buffer the runtime opened to hold what the
      *                        application printed before the handshake (0 for none)
      */
+    /** @var array{SymfonyRequest, ?SymfonyResponse}|null the request being served, until its terminate hook */
+    private ?array $pending = null;
+
     public function __construct(
         private readonly HttpKernelInterface $kernel,
         private readonly int $bootBuffer = 0,
@@ -51,26 +52,27 @@ final class Runner implements RunnerInterface
         $bridge = new Bridge(self::frontController());
         $http = HttpWorker::create(fibers: false);
         $worker = $http->worker();
-        $worker->run(function (Payload $payload, Job $job) use ($http, $bridge, $worker): Payload {
-            return $http->handle(
-                fn (Request $request): Response => $this->serve($request, $job, $bridge, $worker),
-                $payload,
-                $job,
-            );
+        // A worker hook rather than one per job: HttpWorker::run() then serves the usual
+        // request from ext/ferry's loop, which hands handlers a Request and no Job.
+        $worker->onTerminate(function () use ($worker): void {
+            $pending = $this->pending;
+            $this->pending = null;
+            if ($pending !== null) {
+                $this->terminate($pending[0], $pending[1], $worker);
+            }
         });
+        $http->run(fn (Request $request): Response => $this->serve($request, $bridge));
 
         return 0;
     }
 
-    private function serve(Request $request, Job $job, Bridge $bridge, Worker $worker): Response
+    private function serve(Request $request, Bridge $bridge): Response
     {
         $symfonyRequest = $bridge->request($request);
-        $symfonyResponse = null;
-        // Registered before handle(): the services are reset even when it throws.
-        $job->onTerminate(function () use ($symfonyRequest, &$symfonyResponse, $worker): void {
-            $this->terminate($symfonyRequest, $symfonyResponse, $worker);
-        });
+        // Set before handle(): the services are reset even when it throws.
+        $this->pending = [$symfonyRequest, null];
         $symfonyResponse = $this->kernel->handle($symfonyRequest);
+        $this->pending[1] = $symfonyResponse;
 
         return $bridge->response($symfonyResponse);
     }

@@ -48,6 +48,8 @@ final class Worker
     /** null unless the server runs with pool.leak_watch */
     private readonly ?LeakWatch $leaks;
     private static ?\Closure $logger = null;
+    /** the control frame {"finished":true}, the same after every job with terminate hooks */
+    private static ?string $finished = null;
     /** @var array<int, bool> jobs that sent answer parts => whether the server stopped them */
     private array $streams = [];
     public readonly int $maxConcurrency;
@@ -328,8 +330,7 @@ final class Worker
             if ($this->stopping || $this->closed) {
                 return;
             }
-            // With hooks to run after each job, every job is the PHP loop's: skip asking.
-            if ($native !== null && $this->terminateHooks === [] && !$native->hooked() && $this->serveNative($native)) {
+            if ($native !== null && $this->serveNative($native)) {
                 continue;
             }
             $this->receive();
@@ -454,15 +455,33 @@ final class Worker
      */
     public function finish(Job $job, string $answer): void
     {
-        $hooks = $this->terminateHooks === [] ? $job->terminateHooks : [...$job->terminateHooks, ...$this->terminateHooks];
-        $job->terminateHooks = [];
+        if ($job->terminateHooks === [] && $this->terminateHooks === []) {
+            // The usual job without hooks: afterAnswer() would only do this.
+            $this->deliver($job, $answer);
+            $this->leaks?->finished($job);
+
+            return;
+        }
         // The server would otherwise count this worker free as soon as the answer is in, and
-        // send the next request to wait behind the hooks while another worker idles.
-        $report = $hooks !== [] && !$job->answered && \strlen($answer) >= 12;
-        if ($report) {
+        // send the next request to wait behind the hooks while another worker idles. ('' is
+        // a leak replay's: nothing is written.)
+        $finishing = !$job->answered && \strlen($answer) >= 12;
+        if ($finishing) {
             $answer[10] = \chr(\ord($answer[10]) | Frame::FINISHING);
         }
         $this->deliver($job, $answer);
+        $this->afterAnswer($job, $finishing);
+    }
+
+    /**
+     * @internal Runs the terminate hooks of a job whose answer has been written, then tells
+     * the server they are done if that answer said they would run ($finishing: it carried
+     * FINISHING). ext/ferry's loop calls it after the answers it writes.
+     */
+    public function afterAnswer(Job $job, bool $finishing): void
+    {
+        $hooks = $this->terminateHooks === [] ? $job->terminateHooks : [...$job->terminateHooks, ...$this->terminateHooks];
+        $job->terminateHooks = [];
         foreach ($hooks as $hook) {
             try {
                 $hook($job);
@@ -470,11 +489,11 @@ final class Worker
                 self::log(sprintf("terminate hook of job %d failed: %s\n%s", $job->payload->id, self::describe($e), $e->getTraceAsString()));
             }
         }
-        if ($report) {
-            $this->outbox .= FrameCodec::encode(Frame::CONTROL, [], Frame::FINISHED);
+        $this->leaks?->finished($job);
+        if ($finishing) {
+            $this->outbox .= self::$finished ??= FrameCodec::encode(Frame::CONTROL, [], Frame::FINISHED);
             $this->flush();
         }
-        $this->leaks?->finished($job);
     }
 
     /** @internal Writes the job's answer with whatever else is queued, once per job. */

@@ -79,14 +79,13 @@ final class AnswerTimingTest extends TestCase
         $worker->send(WorkerProcess::job(1, "terminate:$signal") . WorkerProcess::job(2, "exists:$signal.done"));
         // The hook is still waiting for the signal, so this answer did not wait for it.
         $answer = $worker->readFrames(1, 5.0)[0];
-        self::assertSame([[0, 1], 'answered first'], [$answer->options, $answer->payload]);
-        // Flagged: the server routes new jobs elsewhere until the hooks are done.
-        self::assertSame(Frame::FINISHING, $answer->streamFlags & Frame::FINISHING);
+        // FINISHING (0x10): hooks run next, the worker is busy until its {"finished":true}.
+        self::assertSame([[0, 1], 'answered first', 0x10], [$answer->options, $answer->payload, $answer->streamFlags]);
         self::assertFileDoesNotExist("$signal.done");
         touch($signal);
-        [$finished, $next] = $worker->readFrames(2);
-        self::assertSame([Frame::CONTROL, Frame::FINISHED], [$finished->flags, $finished->payload]);
+        self::assertFinished($worker->readFrames(1)[0]);
         // Job 2 only ran once the hook was done.
+        $next = $worker->readFrames(1)[0];
         self::assertSame('yes', $next->payload);
         self::assertSame(0, $next->streamFlags & Frame::FINISHING, 'no hook follows job 2');
         $worker->sendStop();
@@ -104,8 +103,7 @@ final class AnswerTimingTest extends TestCase
         $worker->handshake();
         $worker->send(WorkerProcess::job(1, 'terminate-throw'));
         self::assertSame('answered', $worker->readFrames(1)[0]->payload);
-        // A failing hook still ends with the report, or the worker would never get work again.
-        self::assertSame(Frame::FINISHED, $worker->readFrames(1)[0]->payload);
+        self::assertFinished($worker->readFrames(1)[0]);
         $worker->send(WorkerProcess::job(2, 'echo:alive'));
         self::assertSame('alive', $worker->readFrames(1)[0]->payload);
         $worker->sendStop();
@@ -121,9 +119,16 @@ final class AnswerTimingTest extends TestCase
         $worker->handshake();
         $worker->send(WorkerProcess::job(1, 'echo:a') . WorkerProcess::job(2, 'echo:b'));
         $frames = $worker->readFrames(4);
-        self::assertSame(['a', Frame::FINISHED, 'b', Frame::FINISHED], array_map(static fn (Frame $f) => $f->payload, $frames));
+        self::assertSame([[0, 1], 0x10, [0, 2], 0x10], [$frames[0]->options, $frames[0]->streamFlags, $frames[2]->options, $frames[2]->streamFlags]);
+        self::assertFinished($frames[1]);
+        self::assertFinished($frames[3]);
         $worker->send(WorkerProcess::job(3, "read:$file"));
         self::assertSame("1\n2\n", $worker->readFrames(1)[0]->payload);
+    }
+
+    private static function assertFinished(Frame $frame): void
+    {
+        self::assertSame([Frame::CONTROL, [], '{"finished":true}'], [$frame->flags, $frame->options, $frame->payload]);
     }
 
     /**

@@ -109,11 +109,10 @@ final class NativeLoopTest extends TestCase
         }
         [$native, $php, $nativeLog, $phpLog] = $this->both([[$jobs, \count($paths)]]);
         self::assertSame($php, $native);
-        // Each answer followed by terminate hooks is followed by the report that they ended.
-        $finished = sprintf('flags=%d stream=0 options=[] %s', Frame::CONTROL, Frame::FINISHED);
-        self::assertSame([$finished, $finished], $native[0] ?? null);
-        unset($native[0]);
-        self::assertCount(\count($paths), $native);
+        // Every job's answer, and {"finished":true} after /terminate and the / after it (the
+        // last /state's comes after the last answer read).
+        self::assertCount(\count($paths) + 1, $native);
+        self::assertSame(array_fill(0, 2, 'flags=1 stream=0 options=[] {"finished":true}'), $native[0]);
         self::assertStringContainsString('thrown by the handler', $nativeLog);
         self::assertSame(substr_count($phpLog, 'DomainException'), substr_count($nativeLog, 'DomainException'));
         // The reset hook ran after each request from its own on, the terminate hook after
@@ -121,6 +120,44 @@ final class NativeLoopTest extends TestCase
         $last = end($native);
         $state = json_decode(substr(end($last), strpos(end($last), '{"cookie"')), true);
         self::assertSame(['resets' => 5, 'terminated' => 2], ['resets' => $state['resets'], 'terminated' => $state['terminated']]);
+    }
+
+    /**
+     * A worker with terminate hooks (every framework integration registers one) is still
+     * served by the extension: the answer goes out, flagged FINISHING, while the hook runs,
+     * and {"finished":true} follows once it is done.
+     */
+    public function testWorkersWithTerminateHooksStayInTheExtensionAndAnswerBeforeTheHooks(): void
+    {
+        $fifo = sys_get_temp_dir() . '/ferry-native-hook-' . getmypid() . '-' . bin2hex(random_bytes(3));
+        self::assertTrue(posix_mkfifo($fifo, 0o600));
+        try {
+            foreach ([true, false] as $ext) {
+                $worker = $this->worker($ext);
+                $worker->send(Http::job(1, '/hook-waits?fifo=' . urlencode($fifo) . '&on=3') . Http::job(2, '/hook') . Http::job(3, '/via'));
+                // Read while the hook of job 3 waits on the FIFO: nobody has written to it yet.
+                $seen = array_map(static fn (Frame $f): string => ($f->flags & Frame::CONTROL) !== 0
+                    ? sprintf('control flags=%d %s', $f->flags, $f->payload)
+                    : sprintf('%d stream=0x%02x %s', $f->options[1], $f->streamFlags, Http::answer($f)['body']),
+                    $worker->readFrames(5, self::timeout()));
+                $via = $ext ? 'ext' : 'php';
+                self::assertSame([
+                    '1 stream=0x10 waiting hook added', 'control flags=1 {"finished":true}',
+                    '2 stream=0x10 reset hook added', 'control flags=1 {"finished":true}',
+                    "3 stream=0x10 $via",
+                ], $seen, $via);
+                $go = fopen($fifo, 'w');
+                fwrite($go, "go\n");
+                fclose($go);
+                $done = $worker->readFrames(1, self::timeout())[0];
+                self::assertSame([Frame::CONTROL, '{"finished":true}'], [$done->flags, $done->payload], $via);
+                $worker->send(Http::job(4, '/hook-via'));
+                $hooks = json_decode(Http::answer($worker->readFrames(1, self::timeout())[0])['body'], true);
+                self::assertSame(['1' => $via, '2' => $via, '3' => $via], $hooks, $via);
+            }
+        } finally {
+            @unlink($fifo);
+        }
     }
 
     public function testSuperglobalsWrittenByARequestAreGoneForTheNext(): void

@@ -101,7 +101,7 @@ final class HttpWorker
         return $this;
     }
 
-    /** @internal */
+    /** @internal whether reset hooks are registered: Fiber mode's C path leaves such workers to the PHP runner */
     public function hasResetHooks(): bool
     {
         return $this->resetHooks !== [];
@@ -367,6 +367,12 @@ final class HttpWorker
                 header_remove();
             }
         }
+        $this->runResetHooks();
+    }
+
+    /** reset()'s hooks; ext/ferry's loop calls it (by name) for the jobs it answers. */
+    private function runResetHooks(): void
+    {
         foreach ($this->resetHooks as $hook) {
             try {
                 $hook();

@@ -15,8 +15,9 @@ use Ferry\Worker\Worker;
  *
  * Ferry\Ext\http_serve() reads the relay and serves the usual request in C: a job frame
  * the extension can build a Request from, without uploads, whose handler returns a
- * Response with a body and leaves no output, no PHP header, no hook. It does what
- * Worker::run() and HttpWorker::handle() do for such a job; a job whose handler did
+ * Response with a body and leaves no output, no PHP header. It does what Worker::run()
+ * and HttpWorker::handle() do for such a job, the reset hooks before the answer and the
+ * terminate hooks after it (Worker::afterAnswer()) included; a job whose handler did
  * anything else is finished by HttpWorker::resume(). Any other frame, or state the PHP
  * loop must act on, makes it return the bytes it has not served to Worker::run(), which
  * calls it again once it is idle. FERRY_EXT_LOOP=0 keeps it off.
@@ -33,6 +34,7 @@ final class NativeLoop
     /** set as the capture's job while a handler runs in C: output then belongs to a job */
     private readonly Job $placeholder;
     private readonly \Closure $resume;
+    private readonly \Closure $terminate;
     /** @var resource */
     private $in;
     /** @var resource */
@@ -57,12 +59,10 @@ final class NativeLoop
             $job = new Job(new Payload($body, $context, $id), $capture);
             $worker->complete($job, $http->resume($job, $result, $php, $error));
         };
-    }
-
-    /** Whether HttpWorker has reset hooks, which only the PHP loop runs. */
-    public function hooked(): bool
-    {
-        return $this->http->hasResetHooks();
+        // Hooks are given the job as Worker::finish() gives it; only answers with hooks to run pay for it.
+        $this->terminate = static function (int $id, string $context, string $body) use ($worker, $capture): void {
+            $worker->afterAnswer(new Job(new Payload($body, $context, $id), $capture), true);
+        };
     }
 
     /**
@@ -73,7 +73,7 @@ final class NativeLoop
      */
     public function serve(string $read): array
     {
-        return \Ferry\Ext\http_serve($this->worker, $this->http, $this->handler, $this->resume, $this->placeholder, $this->in, $this->out, $this->worker->maxPayload(), $read);
+        return \Ferry\Ext\http_serve($this->worker, $this->http, $this->handler, $this->resume, $this->terminate, $this->placeholder, $this->in, $this->out, $this->worker->maxPayload(), $read);
     }
 
     /**

@@ -23,6 +23,7 @@ Route::get('/config', [PageController::class, 'config']);
 Route::get('/terminate/slow', [PageController::class, 'slowTerminate']);
 Route::get('/terminate/middleware', [PageController::class, 'home'])->middleware('record-terminate');
 Route::get('/runtime', [PageController::class, 'runtime']);
+Route::get('/via', [PageController::class, 'via']);
 Route::get('/view', [PageController::class, 'view']);
 
 Route::get('/state', [StateController::class, 'state']);

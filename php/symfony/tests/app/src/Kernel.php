@@ -108,5 +108,6 @@ final class Kernel extends BaseKernel
         $page('fatal', '/fatal');
         $page('linger', '/linger');
         $page('resetProbe', '/reset-probe');
+        $page('via', '/via');
     }
 }

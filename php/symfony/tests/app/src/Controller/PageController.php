@@ -173,6 +173,22 @@ final class PageController
         return new Response('answered before the terminate listener ran', 200, ['X-Pid' => (string) getmypid()]);
     }
 
+    /**
+     * Which worker loop called the controller: ext/ferry's (ext) or the SDK's (php). With
+     * ?wait=FIFO the terminate listener then waits for a line on that FIFO.
+     */
+    public function via(Request $request): Response
+    {
+        $request->attributes->set('_wait', $request->query->get('wait'));
+
+        return new Response(self::loop(), 200, ['Content-Type' => 'text/plain; charset=UTF-8']);
+    }
+
+    public static function loop(): string
+    {
+        return \in_array('Ferry\\Ext\\http_serve', array_column(debug_backtrace(), 'function'), true) ? 'ext' : 'php';
+    }
+
     public function resetProbe(): JsonResponse
     {
         $this->cookies->queue(Cookie::create('probe', '1'));

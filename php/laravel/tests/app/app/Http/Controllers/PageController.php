@@ -117,6 +117,30 @@ final class PageController extends Controller
         return 'answered';
     }
 
+    /**
+     * Which worker loop called the controller: ext/ferry's (ext) or the SDK's (php). With
+     * ?wait=FIFO a terminating callback then waits for a line on that FIFO.
+     */
+    public function via(Request $request): Response
+    {
+        $fifo = (string) $request->query('wait', '');
+        if ($fifo !== '') {
+            app()->terminating(static function () use ($fifo): void {
+                $go = fopen($fifo, 'r');
+                fgets($go);
+                fclose($go);
+                file_put_contents('php://stderr', '[app] terminating callback released, called from the ' . self::loop() . " loop\n");
+            });
+        }
+
+        return response(self::loop(), 200, ['Content-Type' => 'text/plain; charset=UTF-8']);
+    }
+
+    private static function loop(): string
+    {
+        return \in_array('Ferry\\Ext\\http_serve', array_column(debug_backtrace(), 'function'), true) ? 'ext' : 'php';
+    }
+
     public function runtime(): JsonResponse
     {
         return response()->json(['console' => app()->runningInConsole(), 'sapi' => \PHP_SAPI, 'pid' => getmypid()]);
