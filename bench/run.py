@@ -49,7 +49,7 @@ def parse_args(argv):
                         "shared per thread, not per system (see bench/README.md, Method)")
     p.add_argument("--ferry-rev", action="append", metavar="REV", default=[],
                    help="also measure Ferry built from git revision REV (a temporary worktree) next to the "
-                        "working tree's, in the scenarios that compare revisions (hello, framework, mixed, fiberhello, profile, soak); "
+                        "working tree's, in the scenarios that compare revisions (hello, framework, mixed, fiberhello, symfony, laravel, profile, soak); "
                         "repeatable")
     p.add_argument("--soak-requests", type=int, metavar="N",
                    help="requests in the soak scenario (default 5000000, quick 20000)")

@@ -24,6 +24,11 @@ RATIOS = [("Ferry / nginx+php-fpm", "ferry", "fpm"),
           ("php-fpm+preload / php-fpm", "fpm-preload", "fpm")]
 
 
+def revision_ratios(ctx):
+    """Ferry against each --ferry-rev built, for the scenarios that take revisions."""
+    return [(f"Ferry / {r.label}", "ferry", r.key) for r in ctx.revisions.ready()]
+
+
 def php_cli(app_dir, argv, env, timeout=120):
     """Runs `php argv` in app_dir with env added (the app's own CLI entry points); raises
     StartError with its output when it fails. Returns stdout."""

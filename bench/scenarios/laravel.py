@@ -81,6 +81,11 @@ def run(ctx):
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + caches + preload", front, preload=phpapp.PRELOADER,
                  env=dict(cached, FERRY_BENCH_PRELOAD=listing)),
     ]
+    # --ferry-rev: that revision's runner and test app, on the same uncached configuration.
+    systems += [Ferry(ctx, r.key, f"{r.label} (ferry-laravel)", None, revision=r, php=phpapp.FERRY_PHP, env=plain,
+                      command=["php", r.path("php", "laravel", "bin", "ferry-laravel"),
+                               r.path("php", "laravel", "tests", "app")])
+                for r in ctx.revisions.ready()]
     script = os.path.join(work, "session-cookie.lua")
     cookie = {}
     checker = phpapp.SameAnswers(PAGES, lambda: {"Cookie": cookie["pair"]})
@@ -95,4 +100,5 @@ def run(ctx):
 
     sec.data = {"app": app, "path": PATH, "env_plain": plain, "env_cached": cached, "preloaded_classes": classes,
                 "preload_list": listing}
-    return phpapp.measure(ctx, sec, NAME, systems, check, PATH, script=script)
+    return phpapp.measure(ctx, sec, NAME, systems, check, PATH, script=script,
+                          ratios=phpapp.RATIOS + phpapp.revision_ratios(ctx))

@@ -65,5 +65,13 @@ def run(ctx):
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", front, preload=phpapp.PRELOADER,
                  env=dict(env, FERRY_BENCH_PRELOAD=listing)),
     ]
+    # --ferry-rev: that revision's runner and test app, its container compiled on first boot
+    # into a cache of its own (the code differs).
+    revs = ctx.revisions.ready()
+    systems += [Ferry(ctx, r.key, f"{r.label} (Symfony Runtime)", None, command=["php", "public/index.php"],
+                      dir=r.path("php", "symfony", "tests", "app"), revision=r, php=phpapp.FERRY_PHP,
+                      env=dict(env, APP_VAR_DIR=ctx.dir(NAME, r.key + "-var")))
+                for r in revs]
     sec.data = {"app": app, "path": PATH, "env": env, "preloaded_classes": classes, "preload_list": listing}
-    return phpapp.measure(ctx, sec, NAME, systems, phpapp.SameAnswers(PAGES), PATH)
+    return phpapp.measure(ctx, sec, NAME, systems, phpapp.SameAnswers(PAGES), PATH,
+                          ratios=phpapp.RATIOS + phpapp.revision_ratios(ctx))
