@@ -38,9 +38,11 @@ func (w *Worker) hooksDone(owner []*job) []*job {
 		return owner
 	}
 	w.after--
+	now := time.Now()
 	w.mu.Lock()
 	w.hooks--
-	w.hooksSince = time.Now() // a Fiber worker's other hooks: timed from here, never early
+	p.observeHooks(now.Sub(w.hooksSince))
+	w.hooksSince = now // a Fiber worker's other hooks: timed from here, never early
 	free := w.hooks == 0 && w.sent == 0 && len(w.pending) == 0 && !w.dead && !p.opt.Concurrent
 	w.mu.Unlock()
 	p.freedLocked(w)
@@ -49,7 +51,7 @@ func (w *Worker) hooksDone(owner []*job) []*job {
 	if free && p.unsent.Load() > 0 {
 		p.steal(w)
 	}
-	return w.settle(nil, owner[:0], time.Now())
+	return w.settle(nil, owner[:0], now)
 }
 
 // hooksOverdueLocked tells whether w's terminate hooks have run for ttl: routed
@@ -57,4 +59,39 @@ func (w *Worker) hooksDone(owner []*job) []*job {
 // before the next request's exec_ttl ended it.
 func (w *Worker) hooksOverdueLocked(now time.Time, ttl time.Duration) bool {
 	return w.hooks > 0 && now.Sub(w.hooksSince) >= ttl
+}
+
+// shortHooks is how long terminate hooks may take, on the pool's average, for
+// a sequential worker running them to be sent its next jobs at once, as one on
+// its last job is (prefetchLocked): the job then waits at most that long behind
+// them, and the worker finds it when they end instead of a round trip through
+// the server later. Longer hooks keep the jobs held, uncommitted, for a worker
+// that frees up first.
+const shortHooks = time.Millisecond
+
+// observeHooks keeps a moving average of how long terminate hooks run, rising
+// fast and falling slowly as observeBatch does: one slow hook is enough to hold
+// jobs back for a while.
+func (p *Pool) observeHooks(took time.Duration) {
+	x := max(int64(took), 1)
+	for {
+		old := p.hookNanos.Load()
+		next := x
+		switch {
+		case old <= 0:
+		case x > old:
+			next = old + (x-old)/2
+		default:
+			next = old - (old-x)/16
+		}
+		if p.hookNanos.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// prefetchDuringHooksLocked is prefetchLocked for a worker running terminate hooks.
+func (w *Worker) prefetchDuringHooksLocked() bool {
+	h := w.pool.hookNanos.Load()
+	return w.sent == 0 && w.streaming == 0 && h > 0 && h < int64(shortHooks)
 }

@@ -33,6 +33,7 @@ type Pool struct {
 	active    int          // jobs accepted by Exec and not finished; Shutdown waits for them
 	unsent    atomic.Int64 // jobs held for sequential workers, not written yet
 	jobNanos  atomic.Int64 // measured time per job on sequential workers (see batchLimit)
+	hookNanos atomic.Int64 // measured time terminate hooks run after an answer (finishing.go)
 	failures  int          // consecutive failed starts, for backoff
 	nextSpawn time.Time
 	live      sync.WaitGroup

@@ -235,7 +235,7 @@ func (w *Worker) ranLocked(n int, now time.Time) time.Duration {
 // a worker that streams an answer, which may last as long as its client listens.
 func (w *Worker) prefetchLocked() bool {
 	if w.hooks > 0 {
-		return false
+		return w.prefetchDuringHooksLocked()
 	}
 	return w.sent == 0 || (w.sent == 1 && w.streaming == 0 && w.pool.jobNanos.Load() > 0 && w.pool.batchLimit() > 1)
 }

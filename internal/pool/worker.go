@@ -113,7 +113,8 @@ type Worker struct {
 	// is sent ahead to wait behind it.
 	streaming int
 	// hooks mirrors after under w.mu: a sequential worker running terminate
-	// hooks reads nothing until they end, so jobs for it stay held.
+	// hooks reads nothing until they end, so jobs for it stay held unless
+	// hooks are measured short (prefetchDuringHooksLocked).
 	hooks      int
 	hooksSince time.Time // when they started, for exec_ttl
 
