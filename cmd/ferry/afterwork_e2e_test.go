@@ -71,3 +71,17 @@ func TestTerminateHookPastExecTTLKillsTheWorker(t *testing.T) {
 		t.Fatalf("another worker than %s was killed:\n%s", busy, s.logText())
 	}
 }
+
+// Flagging an answer that hooks follow costs no copy of it: a 45 MiB page
+// echoed with no buffer left fits the 128M memory_limit in the output capture
+// and its frame, and did not once the frame was copied to set one bit of its
+// header (the worker died: 502).
+func TestFlaggingABigAnswerDoesNotCopyIt(t *testing.T) {
+	s := startFerry(t, strings.Replace(appConfig("  php:\n    extension: "+extensionSO(t)+"\n"),
+		"testdata/app.php", "testdata/afterwork.php", 1))
+	resp, body := get(t, s.url+"/echo?mb=45")
+	expectStatus(t, resp, body, 200)
+	if len(body) != 45<<20 {
+		t.Fatalf("body of %d bytes, want %d", len(body), 45<<20)
+	}
+}

@@ -23,7 +23,19 @@ $http->worker()->onTerminate(static function () use (&$until): void {
         usleep(2000);
     }
 });
-$http->run(static function (Request $r) use (&$until): Response {
+$http->run(static function (Request $r) use (&$until): Response|string {
+    if ($r->path === '/echo') {
+        // An echoed page of ?mb= MiB: answered from the output, with a hook to follow.
+        while (ob_get_level()) {
+            ob_end_clean();
+        }
+        $mib = str_repeat('x', 1 << 20);
+        for ($i = (int) ($r->query()['mb'] ?? 0); $i > 0; $i--) {
+            echo $mib;
+        }
+
+        return '';
+    }
     if ($r->path === '/slow') {
         $until = (string) ($r->query()['until'] ?? '');
     }
