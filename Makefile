@@ -67,6 +67,7 @@ EXT84_BUILD := $(CURDIR)/ext/ferry/.build-php84
 EXT84_SO    := $(EXT84_BUILD)/modules/ferry.so
 MATRIX_PKGS := worker msgpack symfony laravel
 WERROR      := -g -O2 -Werror
+TRIXIE_TT   := FERRY_TRIXIE_HOST=1 $(TRIXIE) env PATH=$(CURDIR)/scripts/trixie-host:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 test-matrix: build
 	scripts/trixie-root.sh >/dev/null
@@ -83,6 +84,13 @@ test-matrix: build
 	  $(TRIXIE) env FERRY_TEST_EXT=1 FERRY_EXT_SO=$(EXT84_SO) FERRY_PHP_EXTENSION=$(EXT84_SO) \
 	    php8.4 -d extension=$(EXT84_SO) /usr/bin/phpunit --colors=never -c php/$$p/phpunit.xml.dist; \
 	done
+	@# Debian 13 has no tarantool package: php/tarantool's tests start the host's, through
+	@# scripts/trixie-host/tarantool and the host root that FERRY_TRIXIE_HOST=1 mounts.
+	@echo "== php/tarantool on PHP 8.4 (pure PHP, the host's tarantool)"
+	$(TRIXIE_TT) FERRY_PHP_EXTENSION=off $(PHPUNIT) -c php/tarantool/phpunit.xml.dist
+	@echo "== php/tarantool on PHP 8.4 (ext/ferry, the host's tarantool)"
+	$(TRIXIE_TT) FERRY_TEST_EXT=1 FERRY_EXT_SO=$(EXT84_SO) FERRY_PHP_EXTENSION=$(EXT84_SO) \
+	  php8.4 -d extension=$(EXT84_SO) /usr/bin/phpunit --colors=never -c php/tarantool/phpunit.xml.dist
 	@echo "make test-matrix: the PHP 8.4 set passed"
 
 # For CI: the phpt suite under valgrind and UBSan (ext/ferry/asan.sh), then the SDK's

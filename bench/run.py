@@ -51,6 +51,9 @@ def parse_args(argv):
                    help="also measure Ferry built from git revision REV (a temporary worktree) next to the "
                         "working tree's, in the scenarios that compare revisions (hello, framework, mixed, fiberhello, symfony, laravel, profile, soak); "
                         "repeatable")
+    p.add_argument("--php", action="append", choices=["8.4"], default=[], metavar="VERSION",
+                   help="also measure Ferry with its workers on PHP 8.4 (the trixie root of scripts/trixie-root.sh), "
+                        "JIT off and on, and the 8.2 Ferry with the JIT on, in hello and framework")
     p.add_argument("--soak-requests", type=int, metavar="N",
                    help="requests in the soak scenario (default 5000000, quick 20000)")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
@@ -101,11 +104,13 @@ def main(argv):
     os.makedirs(out_dir)
     root = os.path.dirname(BENCH)
     ctx = Context(root, out_dir, settings, a.connections, a.threads, a.workers, keep_tmp=a.keep_tmp,
-                  ferry_revs=a.ferry_rev)
+                  ferry_revs=a.ferry_rev, php_versions=a.php)
     ctx.soak_requests = a.soak_requests
     selected = [scenarios.get(n) for n in a.scenario] if a.scenario else scenarios.REGISTRY
     if a.ferry_rev and not any(getattr(m, "COMPARES_REVISIONS", False) for m in selected):
         ctx.progress("--ferry-rev: none of the selected scenarios compares revisions; nothing will be built")
+    if a.php and not any(getattr(m, "COMPARES_PHP", False) for m in selected):
+        ctx.progress("--php: none of the selected scenarios (hello, framework) compares PHP versions")
 
     # SIGTERM (from make or CI) must still stop every server we started: turn it into an exception.
     signal.signal(signal.SIGTERM, _interrupt)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark harness's own tests: unit tests of its parsers and statistics, bench/loadgen
 # against a local server, the --ferry-rev worktree handling, then the CI smoke runs
-# (`run.py --quick --scenario hello`, then `mixed`, `soak` and the others that have one, into temp
-# dirs, checked for numbers).
+# (`run.py --quick --scenario hello`, again with `--php 8.4` when the trixie root exists,
+# then `mixed`, `soak` and the others that have one, into temp dirs, checked for numbers).
 # Needs bin/ferry (make build), wrk, nginx, php-fpm8.2, go and git. Takes about 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,11 +7,13 @@ import tempfile
 import time
 
 from .proc import StartError
+from .php84 import Php84
 from .revision import Revisions
 
 
 class Context:
-    def __init__(self, root, out_dir, settings, connections, threads, workers, keep_tmp=False, ferry_revs=()):
+    def __init__(self, root, out_dir, settings, connections, threads, workers, keep_tmp=False, ferry_revs=(),
+                 php_versions=()):
         self.root = root
         self.out_dir = out_dir
         self.tmp = os.path.join(out_dir, "tmp")
@@ -31,6 +33,8 @@ class Context:
         self.soak_requests = None  # run.py --soak-requests; the soak scenario's default otherwise
         # --ferry-rev: built on first use by a scenario that compares revisions.
         self.revisions = Revisions(root, ferry_revs, self)
+        # --php 8.4: prepared on first use by hello or framework.
+        self.php84 = Php84(self, php_versions)
 
     @property
     def quick(self):

@@ -167,7 +167,7 @@ def write(ctx, sections, env, started_utc, duration_s, options):
     lines += [f"- **{k}**: {v}" for k, v in env.items()]
     lines += [f"- **PHP processes per system**: {ctx.workers}",
               f"- **wrk**: {ctx.threads} thread(s), {ctx.connections} connections unless a scenario says otherwise",
-              f"- **scheduling**: {proc.scheduling()}"] + ctx.revisions.report_lines() + [
+              f"- **scheduling**: {proc.scheduling()}"] + ctx.revisions.report_lines() + ctx.php84.report_lines() + [
               "", "## Method", "", ctx.settings.describe() + ".",
               "Ratios are computed per round (A and B measured back to back), then summarised as median "
               "(min .. max), so slow drift of the machine cancels out. Bars show the median; whiskers min..max.",

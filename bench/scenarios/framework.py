@@ -11,6 +11,7 @@ from lib.systems import Ferry, NginxFpm, check
 NAME = "framework"
 TITLE = "framework-like app: boot per request (FPM) vs boot once (Ferry)"
 COMPARES_REVISIONS = True
+COMPARES_PHP = True
 RATIOS = [("Ferry / nginx+php-fpm", "ferry", "fpm"),
           ("Ferry / nginx+php-fpm+preload", "ferry", "fpm-preload"),
           ("php-fpm+preload / php-fpm", "fpm-preload", "fpm")]
@@ -45,6 +46,7 @@ def run(ctx):
         # The same generated app, its worker.php requiring that revision's SDK.
         rev_app = generate(ctx, f"framework-app-{rev.key}", rev.sdk_autoload())
         systems.append(Ferry(ctx, rev.key, f"{rev.label} (boot once)", rev_app["worker"], revision=rev))
+    systems += ctx.php84.systems(app["worker"], "Ferry (boot once)")
     systems += [
         NginxFpm(ctx, "fpm", "nginx + php-fpm", app["fpm_script"]),
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", app["fpm_script"], preload=app["preload"]),
@@ -86,6 +88,7 @@ def run(ctx):
                                   + [("CPU per request, Ferry / nginx+php-fpm", "ferry", "fpm")],
                                   ctx.settings, metric="cpu_us")
     report.ratio_table(sec, cpu_ratios)
+    php84 = ctx.php84.section(sec, results, NAME)
     sec.chart(ctx, "framework_rps.svg", "framework app: requests per second", "requests/s",
               report.rps_bars(results))
     base = SEED_001[0][1]
@@ -94,6 +97,7 @@ def run(ctx):
     sec.table(["seed 001 system", "RPS", "vs PHP 7.4"], [[n, v, f"{v / base:.2f}x"] for n, v in SEED_001])
     sec.data = {"app": {k: v for k, v in app.items() if k != "paths"}, "paths": app["paths"],
                 "results": httpbench.public(results), "ratios": ratios, "cpu_ratios": cpu_ratios,
-                "start_errors": errors, "seed_001": dict(SEED_001)}
+                "start_errors": errors, "seed_001": dict(SEED_001),
+                **({"php84": php84} if php84 else {})}
     sec.summarize(ratios)
     return sec

@@ -9,6 +9,7 @@ from lib.systems import Ferry, GoHello, NginxFpm, PhpServer, check
 NAME = "hello"
 TITLE = "smallest response on every system"
 COMPARES_REVISIONS = True
+COMPARES_PHP = True
 BODY = b"Hello, world\n"
 
 RATIOS = [
@@ -27,12 +28,13 @@ def systems(ctx, revisions=False):
     app = os.path.join(ctx.root, "bench", "apps", "hello")
     worker = os.path.join(ctx.root, "examples", "hello", "worker.php")
     revs = ctx.revisions.ready() if revisions else []
+    php84 = ctx.php84.systems(worker, "Ferry") if revisions else []
     return [
         Ferry(ctx, "ferry", "Ferry (pipes, pipeline 32)", worker, admin=True),
     ] + [
         Ferry(ctx, r.key, f"{r.label} (pipes, pipeline 32)", r.path("examples", "hello", "worker.php"), revision=r)
         for r in revs
-    ] + [
+    ] + php84 + [
         Ferry(ctx, "ferry-p1", "Ferry (pipeline=1)", worker, pipeline=1),
         NginxFpm(ctx, "fpm", "nginx + php-fpm", os.path.join(app, "index.php")),
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", os.path.join(app, "index.php"),
@@ -77,7 +79,8 @@ def run(ctx):
     sec.add("Every system answers `GET /` with `Hello, world\\n` as text/plain: Ferry runs "
             "`examples/hello/worker.php`, php-fpm and `php -S` run `bench/apps/hello/index.php`, the Go "
             "servers are `bench/apps/gohello` with fasthttp (like Ferry's gateway: the ceiling) and net/http. "
-            f"{ctx.workers} PHP processes per PHP system; opcache on everywhere, JIT off.", "")
+            f"{ctx.workers} PHP processes per PHP system; opcache on everywhere, JIT off"
+            + (" except in the JIT variants (see *PHP 8.2 and PHP 8.4* below)." if ctx.php84 else "."), "")
     started, errors = httpbench.start_all(ctx, systems(ctx, revisions=True), check_hello)
     try:
         if not started:
@@ -104,6 +107,7 @@ def run(ctx):
     if ctx.revisions.ready():
         report.ratio_table(sec, httpbench.ratios(results, [(f"CPU per request, {label}", ka, kb) for label, ka, kb
                                                            in revision_ratios(ctx)], ctx.settings, metric="cpu_us"))
+    php84 = ctx.php84.section(sec, results, NAME)
     sec.chart(ctx, "hello_rps.svg", "hello: requests per second", "requests/s", report.rps_bars(results))
     bars = [{"label": r["label"], "value": r["p99_ms"]["median"], "lo": r["p99_ms"]["min"], "hi": r["p99_ms"]["max"]}
             for r in results.values() if r["p99_ms"]]
@@ -124,7 +128,8 @@ def run(ctx):
         sec.add("`ferry workers` after the load:", "", "```", ferry_table.rstrip(), "```", "")
 
     sec.data = {"results": httpbench.public(results), "ratios": ratios, "start_errors": errors,
-                "memory_after_boot": mem_boot, "memory_after_load": mem_after}
+                "memory_after_boot": mem_boot, "memory_after_load": mem_after,
+                **({"php84": php84} if php84 else {})}
     sec.summarize(ratios)
     cpu = {k: (r.get("cpu_front_us") or {}).get("median", 0) + (r.get("cpu_php_us") or {}).get("median", 0)
            for k, r in results.items() if r.get("cpu_front_us")}

@@ -13,12 +13,13 @@ class QuickRun:
     """Mix into a unittest.TestCase and set `scenario`."""
 
     scenario = None
+    args = []  # more run.py options
 
     @classmethod
     def setUpClass(cls):
         cls.out = tempfile.TemporaryDirectory(prefix=f"ferry-bench-smoke-{cls.scenario}-")
         cls.proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--scenario", cls.scenario,
-                                   "--out", cls.out.name], capture_output=True, text=True, timeout=120)
+                                   "--out", cls.out.name, *cls.args], capture_output=True, text=True, timeout=120)
         runs = os.listdir(cls.out.name)
         cls.dir = os.path.join(cls.out.name, runs[0]) if len(runs) == 1 else None
 
