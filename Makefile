@@ -61,7 +61,7 @@ test-ext:
 # minutes, 660 MB; again only when its package list changes). Everything PHP runs in it
 # through scripts/trixie-run, ferry's workers too (bin/ferry, built on the host, runs in
 # the root as PHPUnit starts it). ext/ferry must compile without a warning on both PHPs.
-# Not part of `make test` yet.
+# Not part of `make test`: .ci/run runs it after make test.
 TRIXIE      := scripts/trixie-run
 EXT84_BUILD := $(CURDIR)/ext/ferry/.build-php84
 EXT84_SO    := $(EXT84_BUILD)/modules/ferry.so
