@@ -1,6 +1,9 @@
 package pool
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // batchBudget is how much work, at the pool's measured time per job, one write
 // may hand a sequential worker. The jobs in one write run one after another,
@@ -47,9 +50,14 @@ func (p *Pool) observeBatch(took time.Duration, n int) {
 	if n <= 0 || took <= 0 {
 		return
 	}
-	x := int64(took) / int64(n)
+	observeSlowFirst(&p.jobNanos, int64(took)/int64(n))
+}
+
+// observeSlowFirst moves the average in avg toward x: half the way up, a
+// sixteenth of the way down.
+func observeSlowFirst(avg *atomic.Int64, x int64) {
 	for {
-		old := p.jobNanos.Load()
+		old := avg.Load()
 		next := x
 		switch {
 		case old <= 0:
@@ -58,7 +66,7 @@ func (p *Pool) observeBatch(took time.Duration, n int) {
 		default:
 			next = old - (old-x)/16
 		}
-		if p.jobNanos.CompareAndSwap(old, next) {
+		if avg.CompareAndSwap(old, next) {
 			return
 		}
 	}

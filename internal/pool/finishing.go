@@ -73,21 +73,7 @@ const shortHooks = time.Millisecond
 // fast and falling slowly as observeBatch does: one slow hook is enough to hold
 // jobs back for a while.
 func (p *Pool) observeHooks(took time.Duration) {
-	x := max(int64(took), 1)
-	for {
-		old := p.hookNanos.Load()
-		next := x
-		switch {
-		case old <= 0:
-		case x > old:
-			next = old + (x-old)/2
-		default:
-			next = old - (old-x)/16
-		}
-		if p.hookNanos.CompareAndSwap(old, next) {
-			return
-		}
-	}
+	observeSlowFirst(&p.hookNanos, max(int64(took), 1))
 }
 
 // prefetchDuringHooksLocked is prefetchLocked for a worker running terminate hooks.
