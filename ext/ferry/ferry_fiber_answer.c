@@ -18,40 +18,9 @@
 #include "php_ferry.h"
 #include "ferry_frame.h"
 #include "ferry_fiber.h"
+#include "ferry_job_common.h"
 
 #define FRAME_CODEC_RAW 0x04
-
-static bool write_all(ferry_fibers *L, struct iovec *v, int count, size_t total)
-{
-	size_t written = 0;
-	while (written < total) {
-		ssize_t n = writev(L->out, v, count);
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd p = {L->out, POLLOUT, 0};
-				(void) poll(&p, 1, -1);
-				continue;
-			}
-			zend_throw_exception_ex(L->relay_exception, 0, "relay write failed after %zu of %zu bytes: %s",
-				written, total, strerror(errno));
-			return false;
-		}
-		written += (size_t) n;
-		while (count > 0 && (size_t) n >= v->iov_len) {
-			n -= (ssize_t) v->iov_len;
-			v++;
-			count--;
-		}
-		if (count > 0) {
-			v->iov_base = (char *) v->iov_base + n;
-			v->iov_len -= (size_t) n;
-		}
-	}
-	return true;
-}
 
 static bool write_answer(ferry_fibers *L, uint32_t id, zend_string *context, zend_string *body)
 {
@@ -65,10 +34,10 @@ static bool write_answer(ferry_fibers *L, uint32_t id, zend_string *context, zen
 		memcpy(small + head_len, ZSTR_VAL(context), ZSTR_LEN(context));
 		memcpy(small + head_len + ZSTR_LEN(context), ZSTR_VAL(body), ZSTR_LEN(body));
 		struct iovec one = {small, total};
-		return write_all(L, &one, 1, total);
+		return ferry_write_all(L->out, L->relay_exception, &one, 1, total);
 	}
 	struct iovec iov[3] = {{small, head_len}, {ZSTR_VAL(context), ZSTR_LEN(context)}, {ZSTR_VAL(body), ZSTR_LEN(body)}};
-	return write_all(L, iov, 3, total);
+	return ferry_write_all(L->out, L->relay_exception, iov, 3, total);
 }
 
 /* $response->context(), from the cache that method fills once it has made the answer. */

@@ -16,20 +16,13 @@
 #include "php_ferry.h"
 #include "ferry_frame.h"
 #include "ferry_loop.h"
-
-static void assign(zval *slot, zval *value)
-{
-	zval old;
-	ZVAL_COPY_VALUE(&old, slot);
-	ZVAL_COPY(slot, value);
-	zval_ptr_dtor(&old);
-}
+#include "ferry_job_common.h"
 
 static void assign_null(zval *slot)
 {
 	zval null;
 	ZVAL_NULL(&null);
-	assign(slot, &null);
+	ferry_assign(slot, &null);
 }
 
 /* $_COOKIE = $value, as HttpWorker does before and after each request. */
@@ -45,49 +38,11 @@ static void set_cookies(ferry_loop *L, zval *value)
 			&& zend_hash_num_elements(Z_ARRVAL_P(value)) == 0) {
 			return; /* [] over []: the usual request has no cookie */
 		}
-		assign(slot, value);
+		ferry_assign(slot, value);
 		return;
 	}
 	Z_TRY_ADDREF_P(value);
 	zend_hash_add_new(&EG(symbol_table), L->cookie_key, value);
-}
-
-/*
- * HttpWorker::restoreGlobals(): each superglobal back to the array HttpWorker kept before
- * the first request. One a request did not write to is still that very array: nothing to do.
- */
-static void restore_globals(ferry_loop *L)
-{
-	zval *kept = OBJ_PROP(L->http, L->h_kept);
-	if (Z_TYPE_P(kept) != IS_ARRAY) {
-		return;
-	}
-	zend_string *name;
-	zval *value;
-	ZEND_HASH_FOREACH_STR_KEY_VAL(Z_ARRVAL_P(kept), name, value) {
-		if (!name) {
-			continue;
-		}
-		zval *slot = zend_hash_find(&EG(symbol_table), name);
-		if (slot && Z_TYPE_P(slot) == IS_INDIRECT) {
-			slot = Z_INDIRECT_P(slot);
-		}
-		if (!slot || Z_TYPE_P(slot) == IS_UNDEF) {
-			/* unset($_GET) at the top level: PHP's own assignment would define it again */
-			Z_TRY_ADDREF_P(value);
-			if (slot) {
-				ZVAL_COPY_VALUE(slot, value);
-			} else {
-				zend_hash_add_new(&EG(symbol_table), name, value);
-			}
-			continue;
-		}
-		ZVAL_DEREF(slot);
-		if (Z_TYPE_P(slot) == IS_ARRAY && Z_TYPE_P(value) == IS_ARRAY && Z_ARR_P(slot) == Z_ARR_P(value)) {
-			continue;
-		}
-		assign(slot, value);
-	} ZEND_HASH_FOREACH_END();
 }
 
 static bool is_empty_array(zval *v)
@@ -124,9 +79,7 @@ static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_
 	struct iovec iov[3] = {
 		{head, head_len}, {ZSTR_VAL(context), ZSTR_LEN(context)}, {ZSTR_VAL(body), ZSTR_LEN(body)}
 	};
-	struct iovec *v = iov;
 	int count = 3;
-	size_t written = 0;
 	total += head_len;
 	/* A small answer goes as one buffer: the kernel's copy of one segment is cheaper. */
 	char small[4096];
@@ -138,33 +91,7 @@ static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_
 		iov[0].iov_len = total;
 		count = 1;
 	}
-	while (written < total) {
-		ssize_t n = writev(L->out, v, count);
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd p = {L->out, POLLOUT, 0};
-				(void) poll(&p, 1, -1);
-				continue;
-			}
-			zend_throw_exception_ex(L->relay_exception, 0, "relay write failed after %zu of %zu bytes: %s",
-				written, total, strerror(errno));
-			return false;
-		}
-		written += (size_t) n;
-		while (count > 0 && (size_t) n >= v->iov_len) {
-			n -= (ssize_t) v->iov_len;
-			v++;
-			count--;
-		}
-		if (count > 0) {
-			v->iov_base = (char *) v->iov_base + n;
-			v->iov_len -= (size_t) n;
-		}
-	}
-	return true;
+	return ferry_write_all(L->out, L->relay_exception, iov, count, total);
 }
 
 /* Takes the pending exception, unless it is exit(), which must unwind on. */
@@ -284,21 +211,21 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	/* SyncCapture::begin(): output from here on is the job's. */
 	zval placeholder;
 	ZVAL_OBJ(&placeholder, L->placeholder);
-	assign(OBJ_PROP(L->capture, L->c_job), &placeholder);
+	ferry_assign(OBJ_PROP(L->capture, L->c_job), &placeholder);
 	if (L->sapi) {
 		ferry_output_begin();
 	} else {
 		zval zero;
 		ZVAL_LONG(&zero, 0);
-		assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
+		ferry_assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
 	}
 	/* StreamedAnswer::begin(), for Response::earlyHints() */
 	zval worker, zid;
 	ZVAL_OBJ(&worker, L->worker);
 	ZVAL_LONG(&zid, id);
-	assign(L->running_worker, &worker);
-	assign(L->running_id, &zid);
-	restore_globals(L);
+	ferry_assign(L->running_worker, &worker);
+	ferry_assign(L->running_id, &zid);
+	ferry_restore_globals(OBJ_PROP(L->http, L->h_kept));
 	/* session_start() takes the session id from $_COOKIE, as PHP fills it. */
 	set_cookies(L, OBJ_PROP(req, L->r_cookies));
 	ferry_request_start();
