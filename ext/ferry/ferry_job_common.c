@@ -6,21 +6,10 @@
 # include "config.h"
 #endif
 
-#include <errno.h>
-#include <poll.h>
-
 #include "php.h"
 #include "main/php_streams.h"
 #include "zend_exceptions.h"
 #include "ferry_job_common.h"
-
-void ferry_assign(zval *slot, zval *value)
-{
-	zval old;
-	ZVAL_COPY_VALUE(&old, slot);
-	ZVAL_COPY(slot, value);
-	zval_ptr_dtor(&old);
-}
 
 /*
  * HttpWorker::restoreGlobals() / Superglobals::restore(). One a request did not write to is
@@ -57,39 +46,6 @@ void ferry_restore_globals(zval *kept)
 		}
 		ferry_assign(slot, value);
 	} ZEND_HASH_FOREACH_END();
-}
-
-bool ferry_write_all(int fd, zend_class_entry *relay_exception, struct iovec *v, int count, size_t total)
-{
-	size_t written = 0;
-	while (written < total) {
-		ssize_t n = writev(fd, v, count);
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			/* The relay may be non-blocking: wait for room rather than fail. */
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd p = {fd, POLLOUT, 0};
-				(void) poll(&p, 1, -1);
-				continue;
-			}
-			zend_throw_exception_ex(relay_exception, 0, "relay write failed after %zu of %zu bytes: %s",
-				written, total, strerror(errno));
-			return false;
-		}
-		written += (size_t) n;
-		while (count > 0 && (size_t) n >= v->iov_len) {
-			n -= (ssize_t) v->iov_len;
-			v++;
-			count--;
-		}
-		if (count > 0) {
-			v->iov_base = (char *) v->iov_base + n;
-			v->iov_len -= (size_t) n;
-		}
-	}
-	return true;
 }
 
 int ferry_stream_fd(zval *res)

@@ -20,9 +20,11 @@
 
 static void assign_null(zval *slot)
 {
-	zval null;
-	ZVAL_NULL(&null);
-	ferry_assign(slot, &null);
+	/* ferry_assign()'s order: null first, then the old value's destructor, which may read it */
+	zval old;
+	ZVAL_COPY_VALUE(&old, slot);
+	ZVAL_NULL(slot);
+	zval_ptr_dtor(&old);
 }
 
 /* $_COOKIE = $value, as HttpWorker does before and after each request. */
