@@ -40,24 +40,6 @@ static bool write_answer(ferry_fibers *L, uint32_t id, zend_string *context, zen
 	return ferry_write_all(L->out, L->relay_exception, iov, 3, total);
 }
 
-/* $response->context(), from the cache that method fills once it has made the answer. */
-static void answer_context_of(ferry_fibers *L, zend_object *response, zval *out)
-{
-	zval *preset = OBJ_PROP(response, L->p_preset);
-	zval *status = OBJ_PROP(response, L->p_status);
-	zval *cache = L->preset_contexts;
-	ZVAL_DEREF(cache);
-	if (Z_TYPE_P(preset) == IS_STRING && Z_TYPE_P(status) == IS_LONG && Z_TYPE_P(cache) == IS_ARRAY) {
-		zval *by_type = zend_hash_index_find(Z_ARRVAL_P(cache), (zend_ulong) Z_LVAL_P(status));
-		zval *context = by_type && Z_TYPE_P(by_type) == IS_ARRAY ? zend_symtable_find(Z_ARRVAL_P(by_type), Z_STR_P(preset)) : NULL;
-		if (context && Z_TYPE_P(context) == IS_STRING) {
-			ZVAL_COPY(out, context);
-			return;
-		}
-	}
-	zend_call_known_instance_method_with_0_params(L->context_fn, response, out);
-}
-
 /*
  * The usual outcome, answered here: 1 answered, 0 the PHP path's (nothing done), -1 the
  * relay write failed (a RelayException is pending). *result may be replaced by the
@@ -94,7 +76,7 @@ int ferry_fiber_answer_plain(ferry_fibers *L, zend_object *fiber, zend_object *p
 		return 0;
 	}
 	zval context;
-	answer_context_of(L, response, &context);
+	ferry_answer_context(response, L->p_preset, L->p_status, L->preset_contexts, L->context_fn, &context);
 	zend_string *body = Z_STR_P(OBJ_PROP(response, L->p_body));
 	if (EG(exception) || Z_TYPE(context) != IS_STRING
 		|| (uint64_t) Z_STRLEN(context) + ZSTR_LEN(body) > (uint64_t) L->max_payload) {

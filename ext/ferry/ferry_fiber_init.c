@@ -90,14 +90,7 @@ bool ferry_fiber_init(ferry_fibers *L)
 		}
 		return false;
 	}
-	HashTable *methods = &L->response_ce->function_table;
-	L->context_fn = zend_hash_str_find_ptr(methods, "context", sizeof("context") - 1);
-	L->html_fn = zend_hash_str_find_ptr(methods, "html", sizeof("html") - 1);
-	L->json_fn = zend_hash_str_find_ptr(methods, "json", sizeof("json") - 1);
-	if (!L->context_fn || !L->html_fn || !L->json_fn || !(L->html_fn->common.fn_flags & ZEND_ACC_STATIC)
-		|| !(L->json_fn->common.fn_flags & ZEND_ACC_STATIC)) {
-		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): Ferry\\Worker\\Http\\Response has no context(), "
-			"static html() or static json()");
+	if (!ferry_find_response_fns("fiber_serve", L->response_ce, &L->context_fn, &L->html_fn, &L->json_fn)) {
 		return false;
 	}
 	return true;

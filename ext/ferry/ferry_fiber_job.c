@@ -42,18 +42,6 @@ bool ferry_fiber_set_running(ferry_fibers *L, zend_object *fiber, uint32_t id, b
 	return !EG(exception);
 }
 
-/* Takes the pending exception, unless it is exit(), which must unwind on. */
-static zend_object *take_exception(void)
-{
-	zend_object *ex = EG(exception);
-	if (zend_is_unwind_exit(ex) || zend_is_graceful_exit(ex)) {
-		return NULL;
-	}
-	GC_ADDREF(ex);
-	zend_clear_exception();
-	return ex;
-}
-
 /* NativeFibers::promote() for a job the body finishes in PHP; false when it threw. */
 static bool promote(zend_object *state, zend_object *fiber, zend_object *placeholder, ferry_fiber_slot *slot)
 {
@@ -135,14 +123,14 @@ static int run_job(zend_object *state, zend_object *placeholder, zend_object *fi
 	bool promoted = slot->detached;
 	L = promoted ? NULL : ferry_fiber_serving;
 	zend_object *error = NULL;
-	if (EG(exception) && !(error = take_exception())) {
+	if (EG(exception) && !(error = ferry_take_exception())) {
 		zval_ptr_dtor(&result);
 		return -1;
 	}
 	int answered = 0;
 	if (!promoted && !error) {
 		answered = ferry_fiber_answer_plain(L, fiber, placeholder, slot, &result);
-		if (answered == 0 && EG(exception) && !(error = take_exception())) {
+		if (answered == 0 && EG(exception) && !(error = ferry_take_exception())) {
 			zval_ptr_dtor(&result);
 			return -1;
 		}

@@ -96,3 +96,30 @@ zval *ferry_find_static(zend_class_entry *ce, const char *name)
 	zend_string_release(n);
 	return slot;
 }
+
+bool ferry_find_response_fns(const char *fn, zend_class_entry *response_ce, zend_function **context_fn,
+	zend_function **html_fn, zend_function **json_fn)
+{
+	HashTable *methods = &response_ce->function_table;
+	*context_fn = zend_hash_str_find_ptr(methods, "context", sizeof("context") - 1);
+	*html_fn = zend_hash_str_find_ptr(methods, "html", sizeof("html") - 1);
+	*json_fn = zend_hash_str_find_ptr(methods, "json", sizeof("json") - 1);
+	if (!*context_fn || !*html_fn || !*json_fn || !((*html_fn)->common.fn_flags & ZEND_ACC_STATIC)
+		|| !((*json_fn)->common.fn_flags & ZEND_ACC_STATIC)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\%s(): Ferry\\Worker\\Http\\Response has no context(), "
+			"static html() or static json()", fn);
+		return false;
+	}
+	return true;
+}
+
+zend_object *ferry_take_exception(void)
+{
+	zend_object *ex = EG(exception);
+	if (zend_is_unwind_exit(ex) || zend_is_graceful_exit(ex)) {
+		return NULL;
+	}
+	GC_ADDREF(ex);
+	zend_clear_exception();
+	return ex;
+}

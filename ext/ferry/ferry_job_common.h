@@ -73,5 +73,33 @@ bool ferry_relay_fds(zval *in, zval *out, int *fd_in, int *fd_out);
 /* fn names the Ferry\Ext function in the error thrown when the class is missing. */
 zend_class_entry *ferry_find_class(const char *fn, const char *name);
 zval *ferry_find_static(zend_class_entry *ce, const char *name);
+/* Response's context(), static html() and static json(); false with an Error naming fn thrown. */
+bool ferry_find_response_fns(const char *fn, zend_class_entry *response_ce, zend_function **context_fn,
+	zend_function **html_fn, zend_function **json_fn);
+/* Takes the pending exception, unless it is exit(), which must unwind on. */
+zend_object *ferry_take_exception(void);
+
+/*
+ * $response->context(): Response::context() fills that cache once it has made an answer, and
+ * reading it skips the call. Inline: once per answer, ~15 instructions a call out.
+ */
+static zend_always_inline void ferry_answer_context(zend_object *response, uint32_t p_preset, uint32_t p_status,
+	zval *preset_contexts, zend_function *context_fn, zval *out)
+{
+	zval *preset = OBJ_PROP(response, p_preset);
+	zval *status = OBJ_PROP(response, p_status);
+	zval *cache = preset_contexts;
+	ZVAL_DEREF(cache);
+	if (Z_TYPE_P(preset) == IS_STRING && Z_TYPE_P(status) == IS_LONG && Z_TYPE_P(cache) == IS_ARRAY) {
+		zval *by_type = zend_hash_index_find(Z_ARRVAL_P(cache), (zend_ulong) Z_LVAL_P(status));
+		zval *context = by_type && Z_TYPE_P(by_type) == IS_ARRAY
+			? zend_symtable_find(Z_ARRVAL_P(by_type), Z_STR_P(preset)) : NULL;
+		if (context && Z_TYPE_P(context) == IS_STRING) {
+			ZVAL_COPY(out, context);
+			return;
+		}
+	}
+	zend_call_known_instance_method_with_0_params(context_fn, response, out);
+}
 
 #endif

@@ -123,14 +123,7 @@ static bool loop_init(ferry_loop *L)
 		|| !(L->preset_contexts = ferry_find_static(L->response_ce, "presetContexts"))) {
 		return false;
 	}
-	HashTable *methods = &L->response_ce->function_table;
-	L->context_fn = zend_hash_str_find_ptr(methods, "context", sizeof("context") - 1);
-	L->html_fn = zend_hash_str_find_ptr(methods, "html", sizeof("html") - 1);
-	L->json_fn = zend_hash_str_find_ptr(methods, "json", sizeof("json") - 1);
-	if (!L->context_fn || !L->html_fn || !L->json_fn || !(L->html_fn->common.fn_flags & ZEND_ACC_STATIC)
-		|| !(L->json_fn->common.fn_flags & ZEND_ACC_STATIC)) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): Ferry\\Worker\\Http\\Response has no context(), "
-			"static html() or static json()");
+	if (!ferry_find_response_fns("http_serve", L->response_ce, &L->context_fn, &L->html_fn, &L->json_fn)) {
 		return false;
 	}
 	L->relay_exception = ferry_find_class("http_serve", "Ferry\\Worker\\Relay\\RelayException");

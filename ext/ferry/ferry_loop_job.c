@@ -96,18 +96,6 @@ static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_
 	return ferry_write_all(L->out, L->relay_exception, iov, count, total);
 }
 
-/* Takes the pending exception, unless it is exit(), which must unwind on. */
-static zend_object *take_exception(void)
-{
-	zend_object *ex = EG(exception);
-	if (zend_is_unwind_exit(ex) || zend_is_graceful_exit(ex)) {
-		return NULL;
-	}
-	GC_ADDREF(ex);
-	zend_clear_exception();
-	return ex;
-}
-
 /*
  * The job's outcome is not the plain case: HttpWorker::resume() finishes it, given the
  * handler's $result and request_end()'s $php (undefined ones passed as null) and the
@@ -117,7 +105,7 @@ static ferry_job_outcome finish_in_php(ferry_loop *L, uint32_t id, const char *c
 	zend_string *body, zval *result, zval *php)
 {
 	zend_object *error = NULL;
-	if (EG(exception) && !(error = take_exception())) {
+	if (EG(exception) && !(error = ferry_take_exception())) {
 		zval_ptr_dtor(php);
 		zval_ptr_dtor(result);
 		return JOB_THROWN;
@@ -173,25 +161,6 @@ static ferry_job_outcome after_answer(ferry_loop *L, uint32_t id, const char *co
 	zval_ptr_dtor(&args[1]);
 	zval_ptr_dtor(&retval);
 	return EG(exception) ? JOB_THROWN : JOB_DONE;
-}
-
-/* $response->context(), read from the cache that method fills when it has the answer already. */
-static void answer_context_of(ferry_loop *L, zend_object *response, zval *out)
-{
-	zval *preset = OBJ_PROP(response, L->p_preset);
-	zval *status = OBJ_PROP(response, L->p_status);
-	zval *cache = L->preset_contexts;
-	ZVAL_DEREF(cache);
-	if (Z_TYPE_P(preset) == IS_STRING && Z_TYPE_P(status) == IS_LONG && Z_TYPE_P(cache) == IS_ARRAY) {
-		zval *by_type = zend_hash_index_find(Z_ARRVAL_P(cache), (zend_ulong) Z_LVAL_P(status));
-		zval *context = by_type && Z_TYPE_P(by_type) == IS_ARRAY
-			? zend_symtable_find(Z_ARRVAL_P(by_type), Z_STR_P(preset)) : NULL;
-		if (context && Z_TYPE_P(context) == IS_STRING) {
-			ZVAL_COPY(out, context);
-			return;
-		}
-	}
-	zend_call_known_instance_method_with_0_params(L->context_fn, response, out);
 }
 
 ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *context, size_t clen, zend_string *body)
@@ -263,7 +232,7 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	if (plain && response && response->ce == L->response_ce && Z_TYPE_P(OBJ_PROP(response, L->p_parts)) == IS_NULL
 		&& Z_TYPE_P(OBJ_PROP(response, L->p_file)) == IS_NULL && Z_TYPE_P(OBJ_PROP(response, L->p_body)) == IS_STRING
 		&& ferry_loop_capture_clean(L) && ferry_loop_worker_idle(L) && !zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->worker, L->w_streams)), id)) {
-		answer_context_of(L, response, &answer_context);
+		ferry_answer_context(response, L->p_preset, L->p_status, L->preset_contexts, L->context_fn, &answer_context);
 	}
 	zend_string *out_body = Z_TYPE(answer_context) == IS_STRING ? Z_STR_P(OBJ_PROP(response, L->p_body)) : NULL;
 	if (!out_body || (uint64_t) Z_STRLEN(answer_context) + ZSTR_LEN(out_body) > (uint64_t) L->max_payload) {
