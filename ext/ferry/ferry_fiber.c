@@ -27,6 +27,7 @@
 #include "php_ferry.h"
 #include "ferry_frame.h"
 #include "ferry_fiber.h"
+#include "ferry_job_common.h"
 
 /* NativeLoop's constants: what Worker::serveFibers() is told. */
 #define SERVE_READ_HERE 0
@@ -239,9 +240,7 @@ ZEND_FUNCTION(ferry_fiber_serve)
 	if (!ferry_fiber_init(&L)) {
 		RETURN_THROWS();
 	}
-	L.in = ferry_fiber_stream_fd(in);
-	L.out = ferry_fiber_stream_fd(out);
-	if (L.in == -1 || L.out == -1) {
+	if (!ferry_relay_fds(in, out, &L.in, &L.out)) {
 		RETURN_THROWS();
 	}
 	if (L.in < 0 || L.out < 0 || !ferry_fiber_worker_idle(&L)) {

@@ -68,10 +68,7 @@ extern zend_long ferry_fiber_served;
 
 /* ferry_fiber_init.c: L's classes, properties and functions; false with an Error thrown */
 bool ferry_fiber_init(ferry_fibers *L);
-/* a stream's file descriptor; -1 not a stream (an error is thrown), -2 PHP buffered bytes of it */
-int ferry_fiber_stream_fd(zval *res);
 bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset);
-zval *ferry_fiber_find_static(zend_class_entry *ce, const char *name);
 /* Calls $object->$method(...$args) into *retval. */
 void ferry_fiber_call(zend_object *object, const char *method, zval *retval, uint32_t argc, zval *args);
 /* Nothing the PHP runner would do between two jobs: no hooks, nothing queued, not stopping. */

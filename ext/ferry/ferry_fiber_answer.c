@@ -18,40 +18,9 @@
 #include "php_ferry.h"
 #include "ferry_frame.h"
 #include "ferry_fiber.h"
+#include "ferry_job_common.h"
 
 #define FRAME_CODEC_RAW 0x04
-
-static bool write_all(ferry_fibers *L, struct iovec *v, int count, size_t total)
-{
-	size_t written = 0;
-	while (written < total) {
-		ssize_t n = writev(L->out, v, count);
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd p = {L->out, POLLOUT, 0};
-				(void) poll(&p, 1, -1);
-				continue;
-			}
-			zend_throw_exception_ex(L->relay_exception, 0, "relay write failed after %zu of %zu bytes: %s",
-				written, total, strerror(errno));
-			return false;
-		}
-		written += (size_t) n;
-		while (count > 0 && (size_t) n >= v->iov_len) {
-			n -= (ssize_t) v->iov_len;
-			v++;
-			count--;
-		}
-		if (count > 0) {
-			v->iov_base = (char *) v->iov_base + n;
-			v->iov_len -= (size_t) n;
-		}
-	}
-	return true;
-}
 
 static bool write_answer(ferry_fibers *L, uint32_t id, zend_string *context, zend_string *body)
 {
@@ -65,28 +34,10 @@ static bool write_answer(ferry_fibers *L, uint32_t id, zend_string *context, zen
 		memcpy(small + head_len, ZSTR_VAL(context), ZSTR_LEN(context));
 		memcpy(small + head_len + ZSTR_LEN(context), ZSTR_VAL(body), ZSTR_LEN(body));
 		struct iovec one = {small, total};
-		return write_all(L, &one, 1, total);
+		return ferry_write_all(L->out, L->relay_exception, &one, 1, total);
 	}
 	struct iovec iov[3] = {{small, head_len}, {ZSTR_VAL(context), ZSTR_LEN(context)}, {ZSTR_VAL(body), ZSTR_LEN(body)}};
-	return write_all(L, iov, 3, total);
-}
-
-/* $response->context(), from the cache that method fills once it has made the answer. */
-static void answer_context_of(ferry_fibers *L, zend_object *response, zval *out)
-{
-	zval *preset = OBJ_PROP(response, L->p_preset);
-	zval *status = OBJ_PROP(response, L->p_status);
-	zval *cache = L->preset_contexts;
-	ZVAL_DEREF(cache);
-	if (Z_TYPE_P(preset) == IS_STRING && Z_TYPE_P(status) == IS_LONG && Z_TYPE_P(cache) == IS_ARRAY) {
-		zval *by_type = zend_hash_index_find(Z_ARRVAL_P(cache), (zend_ulong) Z_LVAL_P(status));
-		zval *context = by_type && Z_TYPE_P(by_type) == IS_ARRAY ? zend_symtable_find(Z_ARRVAL_P(by_type), Z_STR_P(preset)) : NULL;
-		if (context && Z_TYPE_P(context) == IS_STRING) {
-			ZVAL_COPY(out, context);
-			return;
-		}
-	}
-	zend_call_known_instance_method_with_0_params(L->context_fn, response, out);
+	return ferry_write_all(L->out, L->relay_exception, iov, 3, total);
 }
 
 /*
@@ -125,7 +76,7 @@ int ferry_fiber_answer_plain(ferry_fibers *L, zend_object *fiber, zend_object *p
 		return 0;
 	}
 	zval context;
-	answer_context_of(L, response, &context);
+	ferry_answer_context(response, L->p_preset, L->p_status, L->preset_contexts, L->context_fn, &context);
 	zend_string *body = Z_STR_P(OBJ_PROP(response, L->p_body));
 	if (EG(exception) || Z_TYPE(context) != IS_STRING
 		|| (uint64_t) Z_STRLEN(context) + ZSTR_LEN(body) > (uint64_t) L->max_payload) {

@@ -11,6 +11,7 @@
 #include "zend_exceptions.h"
 #include "php_ferry.h"
 #include "ferry_fiber.h"
+#include "ferry_job_common.h"
 
 bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset)
 {
@@ -22,18 +23,6 @@ bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *off
 	}
 	*offset = info->offset;
 	return true;
-}
-
-zval *ferry_fiber_find_static(zend_class_entry *ce, const char *name)
-{
-	zend_string *n = zend_string_init(name, strlen(name), 0);
-	/* Private ones: read as the class itself would. */
-	zend_class_entry *scope = EG(fake_scope);
-	EG(fake_scope) = ce;
-	zval *slot = zend_std_get_static_property(ce, n, BP_VAR_W);
-	EG(fake_scope) = scope;
-	zend_string_release(n);
-	return slot;
 }
 
 void ferry_fiber_call(zend_object *object, const char *method, zval *retval, uint32_t argc, zval *args)
@@ -60,35 +49,6 @@ bool ferry_fiber_worker_idle(ferry_fibers *L)
 		&& empty_array(OBJ_PROP(L->http, L->h_reset));
 }
 
-static zend_class_entry *find_class(const char *name)
-{
-	zend_string *n = zend_string_init(name, strlen(name), 0);
-	zend_class_entry *ce = zend_lookup_class(n);
-	zend_string_release(n);
-	if (!ce && !EG(exception)) {
-		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): class %s not found", name);
-	}
-	return ce;
-}
-
-int ferry_fiber_stream_fd(zval *res)
-{
-	php_stream *stream = (php_stream *) zend_fetch_resource2(Z_RES_P(res), "stream", php_file_le_stream(),
-		php_file_le_pstream());
-	if (!stream) {
-		return -1;
-	}
-	/* Bytes PHP buffered would be read after ours. */
-	if (stream->writepos > stream->readpos) {
-		return -2;
-	}
-	int fd = -1;
-	if (php_stream_cast(stream, PHP_STREAM_AS_FD_FOR_SELECT | PHP_STREAM_CAST_INTERNAL, (void **) &fd, 0) != SUCCESS) {
-		return -2;
-	}
-	return fd;
-}
-
 bool ferry_fiber_init(ferry_fibers *L)
 {
 	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
@@ -106,21 +66,21 @@ bool ferry_fiber_init(ferry_fibers *L)
 		return false;
 	}
 	L->capture = Z_OBJ_P(capture);
-	zend_class_entry *job_ce = find_class("Ferry\\Worker\\Job");
+	zend_class_entry *job_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Job");
 	if (!job_ce || !ferry_fiber_find_prop(L->capture->ce, "level", &L->c_level)
 		|| !ferry_fiber_find_prop(L->capture->ce, "refusals", &L->c_refusals)
 		|| !ferry_fiber_find_prop(job_ce, "output", &L->j_output) || !ferry_fiber_find_prop(job_ce, "flushed", &L->j_flushed)) {
 		return false;
 	}
-	zend_class_entry *epoch = find_class("Ferry\\Worker\\Internal\\FiberEpoch");
-	zend_class_entry *streamed = find_class("Ferry\\Worker\\Http\\StreamedAnswer");
-	L->request_ce = find_class("Ferry\\Worker\\Http\\Request");
-	L->response_ce = find_class("Ferry\\Worker\\Http\\Response");
-	L->relay_exception = find_class("Ferry\\Worker\\Relay\\RelayException");
+	zend_class_entry *epoch = ferry_find_class("fiber_serve", "Ferry\\Worker\\Internal\\FiberEpoch");
+	zend_class_entry *streamed = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\StreamedAnswer");
+	L->request_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\Request");
+	L->response_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\Response");
+	L->relay_exception = ferry_find_class("fiber_serve", "Ferry\\Worker\\Relay\\RelayException");
 	if (!epoch || !streamed || !L->request_ce || !L->response_ce || !L->relay_exception
-		|| !(L->issued = ferry_fiber_find_static(epoch, "issued"))
-		|| !(L->fiber_running = ferry_fiber_find_static(streamed, "fiberRunning"))
-		|| !(L->preset_contexts = ferry_fiber_find_static(L->response_ce, "presetContexts"))
+		|| !(L->issued = ferry_find_static(epoch, "issued"))
+		|| !(L->fiber_running = ferry_find_static(streamed, "fiberRunning"))
+		|| !(L->preset_contexts = ferry_find_static(L->response_ce, "presetContexts"))
 		|| !ferry_fiber_find_prop(L->request_ce, "uploads", &L->r_uploads)
 		|| !ferry_fiber_find_prop(L->response_ce, "parts", &L->p_parts) || !ferry_fiber_find_prop(L->response_ce, "file", &L->p_file)
 		|| !ferry_fiber_find_prop(L->response_ce, "body", &L->p_body) || !ferry_fiber_find_prop(L->response_ce, "preset", &L->p_preset)
@@ -130,14 +90,7 @@ bool ferry_fiber_init(ferry_fibers *L)
 		}
 		return false;
 	}
-	HashTable *methods = &L->response_ce->function_table;
-	L->context_fn = zend_hash_str_find_ptr(methods, "context", sizeof("context") - 1);
-	L->html_fn = zend_hash_str_find_ptr(methods, "html", sizeof("html") - 1);
-	L->json_fn = zend_hash_str_find_ptr(methods, "json", sizeof("json") - 1);
-	if (!L->context_fn || !L->html_fn || !L->json_fn || !(L->html_fn->common.fn_flags & ZEND_ACC_STATIC)
-		|| !(L->json_fn->common.fn_flags & ZEND_ACC_STATIC)) {
-		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): Ferry\\Worker\\Http\\Response has no context(), "
-			"static html() or static json()");
+	if (!ferry_find_response_fns("fiber_serve", L->response_ce, &L->context_fn, &L->html_fn, &L->json_fn)) {
 		return false;
 	}
 	return true;

@@ -18,48 +18,7 @@
 #include "zend_interfaces.h"
 #include "php_ferry.h"
 #include "ferry_fiber.h"
-
-static void assign(zval *slot, zval *value)
-{
-	zval old;
-	ZVAL_COPY_VALUE(&old, slot);
-	ZVAL_COPY(slot, value);
-	zval_ptr_dtor(&old);
-}
-
-/* Superglobals::restore(): each back to the array HttpWorker kept; an untouched one is that very array. */
-static void restore_globals(ferry_fibers *L)
-{
-	zval *kept = OBJ_PROP(L->http, L->h_kept);
-	if (Z_TYPE_P(kept) != IS_ARRAY) {
-		return;
-	}
-	zend_string *name;
-	zval *value;
-	ZEND_HASH_FOREACH_STR_KEY_VAL(Z_ARRVAL_P(kept), name, value) {
-		if (!name) {
-			continue;
-		}
-		zval *slot = zend_hash_find(&EG(symbol_table), name);
-		if (slot && Z_TYPE_P(slot) == IS_INDIRECT) {
-			slot = Z_INDIRECT_P(slot);
-		}
-		if (!slot || Z_TYPE_P(slot) == IS_UNDEF) {
-			Z_TRY_ADDREF_P(value);
-			if (slot) {
-				ZVAL_COPY_VALUE(slot, value);
-			} else {
-				zend_hash_add_new(&EG(symbol_table), name, value);
-			}
-			continue;
-		}
-		ZVAL_DEREF(slot);
-		if (Z_TYPE_P(slot) == IS_ARRAY && Z_TYPE_P(value) == IS_ARRAY && Z_ARR_P(slot) == Z_ARR_P(value)) {
-			continue;
-		}
-		assign(slot, value);
-	} ZEND_HASH_FOREACH_END();
-}
+#include "ferry_job_common.h"
 
 bool ferry_fiber_set_running(ferry_fibers *L, zend_object *fiber, uint32_t id, bool running)
 {
@@ -81,18 +40,6 @@ bool ferry_fiber_set_running(ferry_fibers *L, zend_object *fiber, uint32_t id, b
 	Z_OBJ_HT_P(map)->write_dimension(Z_OBJ_P(map), &key, &value);
 	zval_ptr_dtor(&value);
 	return !EG(exception);
-}
-
-/* Takes the pending exception, unless it is exit(), which must unwind on. */
-static zend_object *take_exception(void)
-{
-	zend_object *ex = EG(exception);
-	if (zend_is_unwind_exit(ex) || zend_is_graceful_exit(ex)) {
-		return NULL;
-	}
-	GC_ADDREF(ex);
-	zend_clear_exception();
-	return ex;
 }
 
 /* NativeFibers::promote() for a job the body finishes in PHP; false when it threw. */
@@ -158,7 +105,7 @@ static int run_job(zend_object *state, zend_object *placeholder, zend_object *fi
 	/* FiberCapture::begin(), StreamedAnswer::begin(), Superglobals::restore() */
 	zval zero;
 	ZVAL_LONG(&zero, 0);
-	assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
+	ferry_assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
 	zval result;
 	ZVAL_UNDEF(&result);
 	int reusable;
@@ -166,7 +113,7 @@ static int run_job(zend_object *state, zend_object *placeholder, zend_object *fi
 		zval_ptr_dtor(request);
 		return -1;
 	}
-	restore_globals(L);
+	ferry_restore_globals(OBJ_PROP(L->http, L->h_kept));
 	L->handler.params = request;
 	L->handler.param_count = 1;
 	L->handler.retval = &result;
@@ -176,14 +123,14 @@ static int run_job(zend_object *state, zend_object *placeholder, zend_object *fi
 	bool promoted = slot->detached;
 	L = promoted ? NULL : ferry_fiber_serving;
 	zend_object *error = NULL;
-	if (EG(exception) && !(error = take_exception())) {
+	if (EG(exception) && !(error = ferry_take_exception())) {
 		zval_ptr_dtor(&result);
 		return -1;
 	}
 	int answered = 0;
 	if (!promoted && !error) {
 		answered = ferry_fiber_answer_plain(L, fiber, placeholder, slot, &result);
-		if (answered == 0 && EG(exception) && !(error = take_exception())) {
+		if (answered == 0 && EG(exception) && !(error = ferry_take_exception())) {
 			zval_ptr_dtor(&result);
 			return -1;
 		}

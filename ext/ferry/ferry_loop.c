@@ -30,6 +30,7 @@
 #include "php_ferry.h"
 #include "ferry_frame.h"
 #include "ferry_loop.h"
+#include "ferry_job_common.h"
 
 /* What Worker::serveNative() is told (NativeLoop's constants). */
 #define SERVE_READ_HERE 0 /* nothing for PHP: Worker reads the relay itself */
@@ -69,47 +70,6 @@ static bool find_prop(zend_class_entry *ce, const char *name, uint32_t type, uin
 	return true;
 }
 
-static zend_class_entry *find_class(const char *name)
-{
-	zend_string *n = zend_string_init(name, strlen(name), 0);
-	zend_class_entry *ce = zend_lookup_class(n);
-	zend_string_release(n);
-	if (!ce && !EG(exception)) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): class %s not found", name);
-	}
-	return ce;
-}
-
-static zval *find_static(zend_class_entry *ce, const char *name)
-{
-	zend_string *n = zend_string_init(name, strlen(name), 0);
-	/* They are private: read as the class itself would. */
-	zend_class_entry *scope = EG(fake_scope);
-	EG(fake_scope) = ce;
-	zval *slot = zend_std_get_static_property(ce, n, BP_VAR_W);
-	EG(fake_scope) = scope;
-	zend_string_release(n);
-	return slot;
-}
-
-static int stream_fd(zval *res)
-{
-	php_stream *stream = (php_stream *) zend_fetch_resource2(Z_RES_P(res), "stream", php_file_le_stream(),
-		php_file_le_pstream());
-	if (!stream) {
-		return -1;
-	}
-	/* Bytes PHP buffered would be read after ours. */
-	if (stream->writepos > stream->readpos) {
-		return -2;
-	}
-	int fd = -1;
-	if (php_stream_cast(stream, PHP_STREAM_AS_FD_FOR_SELECT | PHP_STREAM_CAST_INTERNAL, (void **) &fd, 0) != SUCCESS) {
-		return -2;
-	}
-	return fd;
-}
-
 static bool loop_init(ferry_loop *L)
 {
 	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
@@ -142,17 +102,17 @@ static bool loop_init(ferry_loop *L)
 		|| !find_prop(cce, "flushed", MAY_BE_STRING, &L->c_flushed) || !find_prop(cce, "level", MAY_BE_LONG, &L->c_level)))) {
 		return false;
 	}
-	zend_class_entry *streamed = find_class("Ferry\\Worker\\Http\\StreamedAnswer");
+	zend_class_entry *streamed = ferry_find_class("http_serve", "Ferry\\Worker\\Http\\StreamedAnswer");
 	if (!streamed) {
 		return false;
 	}
-	L->running_worker = find_static(streamed, "worker");
-	L->running_id = find_static(streamed, "id");
+	L->running_worker = ferry_find_static(streamed, "worker");
+	L->running_id = ferry_find_static(streamed, "id");
 	if (!L->running_worker || !L->running_id) {
 		return false;
 	}
-	L->request_ce = find_class("Ferry\\Worker\\Http\\Request");
-	L->response_ce = find_class("Ferry\\Worker\\Http\\Response");
+	L->request_ce = ferry_find_class("http_serve", "Ferry\\Worker\\Http\\Request");
+	L->response_ce = ferry_find_class("http_serve", "Ferry\\Worker\\Http\\Response");
 	if (!L->request_ce || !L->response_ce) {
 		return false;
 	}
@@ -160,20 +120,13 @@ static bool loop_init(ferry_loop *L)
 		|| !find_prop(L->response_ce, "parts", CLASS_TYPED, &L->p_parts) || !find_prop(L->response_ce, "file", MAY_BE_ARRAY | MAY_BE_NULL, &L->p_file)
 		|| !find_prop(L->response_ce, "body", MAY_BE_STRING, &L->p_body) || !find_prop(L->response_ce, "preset", MAY_BE_STRING | MAY_BE_NULL, &L->p_preset)
 		|| !find_prop(L->response_ce, "status", MAY_BE_LONG, &L->p_status)
-		|| !(L->preset_contexts = find_static(L->response_ce, "presetContexts"))) {
+		|| !(L->preset_contexts = ferry_find_static(L->response_ce, "presetContexts"))) {
 		return false;
 	}
-	HashTable *methods = &L->response_ce->function_table;
-	L->context_fn = zend_hash_str_find_ptr(methods, "context", sizeof("context") - 1);
-	L->html_fn = zend_hash_str_find_ptr(methods, "html", sizeof("html") - 1);
-	L->json_fn = zend_hash_str_find_ptr(methods, "json", sizeof("json") - 1);
-	if (!L->context_fn || !L->html_fn || !L->json_fn || !(L->html_fn->common.fn_flags & ZEND_ACC_STATIC)
-		|| !(L->json_fn->common.fn_flags & ZEND_ACC_STATIC)) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): Ferry\\Worker\\Http\\Response has no context(), "
-			"static html() or static json()");
+	if (!ferry_find_response_fns("http_serve", L->response_ce, &L->context_fn, &L->html_fn, &L->json_fn)) {
 		return false;
 	}
-	L->relay_exception = find_class("Ferry\\Worker\\Relay\\RelayException");
+	L->relay_exception = ferry_find_class("http_serve", "Ferry\\Worker\\Relay\\RelayException");
 	return L->relay_exception != NULL;
 }
 
@@ -224,9 +177,7 @@ ZEND_FUNCTION(ferry_http_serve)
 	if (!loop_init(&L)) {
 		RETURN_THROWS();
 	}
-	L.in = stream_fd(in);
-	L.out = stream_fd(out);
-	if (L.in == -1 || L.out == -1) {
+	if (!ferry_relay_fds(in, out, &L.in, &L.out)) {
 		RETURN_THROWS();
 	}
 	if (L.in < 0 || L.out < 0 || !ferry_loop_worker_idle(&L) || !ferry_loop_capture_clean(&L)) {

@@ -16,20 +16,15 @@
 #include "php_ferry.h"
 #include "ferry_frame.h"
 #include "ferry_loop.h"
-
-static void assign(zval *slot, zval *value)
-{
-	zval old;
-	ZVAL_COPY_VALUE(&old, slot);
-	ZVAL_COPY(slot, value);
-	zval_ptr_dtor(&old);
-}
+#include "ferry_job_common.h"
 
 static void assign_null(zval *slot)
 {
-	zval null;
-	ZVAL_NULL(&null);
-	assign(slot, &null);
+	/* ferry_assign()'s order: null first, then the old value's destructor, which may read it */
+	zval old;
+	ZVAL_COPY_VALUE(&old, slot);
+	ZVAL_NULL(slot);
+	zval_ptr_dtor(&old);
 }
 
 /* $_COOKIE = $value, as HttpWorker does before and after each request. */
@@ -45,49 +40,11 @@ static void set_cookies(ferry_loop *L, zval *value)
 			&& zend_hash_num_elements(Z_ARRVAL_P(value)) == 0) {
 			return; /* [] over []: the usual request has no cookie */
 		}
-		assign(slot, value);
+		ferry_assign(slot, value);
 		return;
 	}
 	Z_TRY_ADDREF_P(value);
 	zend_hash_add_new(&EG(symbol_table), L->cookie_key, value);
-}
-
-/*
- * HttpWorker::restoreGlobals(): each superglobal back to the array HttpWorker kept before
- * the first request. One a request did not write to is still that very array: nothing to do.
- */
-static void restore_globals(ferry_loop *L)
-{
-	zval *kept = OBJ_PROP(L->http, L->h_kept);
-	if (Z_TYPE_P(kept) != IS_ARRAY) {
-		return;
-	}
-	zend_string *name;
-	zval *value;
-	ZEND_HASH_FOREACH_STR_KEY_VAL(Z_ARRVAL_P(kept), name, value) {
-		if (!name) {
-			continue;
-		}
-		zval *slot = zend_hash_find(&EG(symbol_table), name);
-		if (slot && Z_TYPE_P(slot) == IS_INDIRECT) {
-			slot = Z_INDIRECT_P(slot);
-		}
-		if (!slot || Z_TYPE_P(slot) == IS_UNDEF) {
-			/* unset($_GET) at the top level: PHP's own assignment would define it again */
-			Z_TRY_ADDREF_P(value);
-			if (slot) {
-				ZVAL_COPY_VALUE(slot, value);
-			} else {
-				zend_hash_add_new(&EG(symbol_table), name, value);
-			}
-			continue;
-		}
-		ZVAL_DEREF(slot);
-		if (Z_TYPE_P(slot) == IS_ARRAY && Z_TYPE_P(value) == IS_ARRAY && Z_ARR_P(slot) == Z_ARR_P(value)) {
-			continue;
-		}
-		assign(slot, value);
-	} ZEND_HASH_FOREACH_END();
 }
 
 static bool is_empty_array(zval *v)
@@ -124,9 +81,7 @@ static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_
 	struct iovec iov[3] = {
 		{head, head_len}, {ZSTR_VAL(context), ZSTR_LEN(context)}, {ZSTR_VAL(body), ZSTR_LEN(body)}
 	};
-	struct iovec *v = iov;
 	int count = 3;
-	size_t written = 0;
 	total += head_len;
 	/* A small answer goes as one buffer: the kernel's copy of one segment is cheaper. */
 	char small[4096];
@@ -138,45 +93,7 @@ static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_
 		iov[0].iov_len = total;
 		count = 1;
 	}
-	while (written < total) {
-		ssize_t n = writev(L->out, v, count);
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd p = {L->out, POLLOUT, 0};
-				(void) poll(&p, 1, -1);
-				continue;
-			}
-			zend_throw_exception_ex(L->relay_exception, 0, "relay write failed after %zu of %zu bytes: %s",
-				written, total, strerror(errno));
-			return false;
-		}
-		written += (size_t) n;
-		while (count > 0 && (size_t) n >= v->iov_len) {
-			n -= (ssize_t) v->iov_len;
-			v++;
-			count--;
-		}
-		if (count > 0) {
-			v->iov_base = (char *) v->iov_base + n;
-			v->iov_len -= (size_t) n;
-		}
-	}
-	return true;
-}
-
-/* Takes the pending exception, unless it is exit(), which must unwind on. */
-static zend_object *take_exception(void)
-{
-	zend_object *ex = EG(exception);
-	if (zend_is_unwind_exit(ex) || zend_is_graceful_exit(ex)) {
-		return NULL;
-	}
-	GC_ADDREF(ex);
-	zend_clear_exception();
-	return ex;
+	return ferry_write_all(L->out, L->relay_exception, iov, count, total);
 }
 
 /*
@@ -188,7 +105,7 @@ static ferry_job_outcome finish_in_php(ferry_loop *L, uint32_t id, const char *c
 	zend_string *body, zval *result, zval *php)
 {
 	zend_object *error = NULL;
-	if (EG(exception) && !(error = take_exception())) {
+	if (EG(exception) && !(error = ferry_take_exception())) {
 		zval_ptr_dtor(php);
 		zval_ptr_dtor(result);
 		return JOB_THROWN;
@@ -246,25 +163,6 @@ static ferry_job_outcome after_answer(ferry_loop *L, uint32_t id, const char *co
 	return EG(exception) ? JOB_THROWN : JOB_DONE;
 }
 
-/* $response->context(), read from the cache that method fills when it has the answer already. */
-static void answer_context_of(ferry_loop *L, zend_object *response, zval *out)
-{
-	zval *preset = OBJ_PROP(response, L->p_preset);
-	zval *status = OBJ_PROP(response, L->p_status);
-	zval *cache = L->preset_contexts;
-	ZVAL_DEREF(cache);
-	if (Z_TYPE_P(preset) == IS_STRING && Z_TYPE_P(status) == IS_LONG && Z_TYPE_P(cache) == IS_ARRAY) {
-		zval *by_type = zend_hash_index_find(Z_ARRVAL_P(cache), (zend_ulong) Z_LVAL_P(status));
-		zval *context = by_type && Z_TYPE_P(by_type) == IS_ARRAY
-			? zend_symtable_find(Z_ARRVAL_P(by_type), Z_STR_P(preset)) : NULL;
-		if (context && Z_TYPE_P(context) == IS_STRING) {
-			ZVAL_COPY(out, context);
-			return;
-		}
-	}
-	zend_call_known_instance_method_with_0_params(L->context_fn, response, out);
-}
-
 ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *context, size_t clen, zend_string *body)
 {
 	zval request;
@@ -284,21 +182,21 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	/* SyncCapture::begin(): output from here on is the job's. */
 	zval placeholder;
 	ZVAL_OBJ(&placeholder, L->placeholder);
-	assign(OBJ_PROP(L->capture, L->c_job), &placeholder);
+	ferry_assign(OBJ_PROP(L->capture, L->c_job), &placeholder);
 	if (L->sapi) {
 		ferry_output_begin();
 	} else {
 		zval zero;
 		ZVAL_LONG(&zero, 0);
-		assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
+		ferry_assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
 	}
 	/* StreamedAnswer::begin(), for Response::earlyHints() */
 	zval worker, zid;
 	ZVAL_OBJ(&worker, L->worker);
 	ZVAL_LONG(&zid, id);
-	assign(L->running_worker, &worker);
-	assign(L->running_id, &zid);
-	restore_globals(L);
+	ferry_assign(L->running_worker, &worker);
+	ferry_assign(L->running_id, &zid);
+	ferry_restore_globals(OBJ_PROP(L->http, L->h_kept));
 	/* session_start() takes the session id from $_COOKIE, as PHP fills it. */
 	set_cookies(L, OBJ_PROP(req, L->r_cookies));
 	ferry_request_start();
@@ -334,7 +232,7 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	if (plain && response && response->ce == L->response_ce && Z_TYPE_P(OBJ_PROP(response, L->p_parts)) == IS_NULL
 		&& Z_TYPE_P(OBJ_PROP(response, L->p_file)) == IS_NULL && Z_TYPE_P(OBJ_PROP(response, L->p_body)) == IS_STRING
 		&& ferry_loop_capture_clean(L) && ferry_loop_worker_idle(L) && !zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->worker, L->w_streams)), id)) {
-		answer_context_of(L, response, &answer_context);
+		ferry_answer_context(response, L->p_preset, L->p_status, L->preset_contexts, L->context_fn, &answer_context);
 	}
 	zend_string *out_body = Z_TYPE(answer_context) == IS_STRING ? Z_STR_P(OBJ_PROP(response, L->p_body)) : NULL;
 	if (!out_body || (uint64_t) Z_STRLEN(answer_context) + ZSTR_LEN(out_body) > (uint64_t) L->max_payload) {
