@@ -276,10 +276,16 @@ func (p *Pool) gone(w *Worker, cause error, held int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	reason := w.reason
-	if w.state == Stopping {
+	switch {
+	case w.state == Stopping:
 		p.setState(w, Stopped)
 		p.log.Info("worker stopped", "pid", w.pid, "jobs", w.done.Load())
-	} else {
+	case reason == ReasonAsked && held == 0:
+		// It asked to be retired (after a fatal error it answered, or a failed
+		// reset hook) and exited before the pool's stop reached it, with nothing
+		// unanswered: a stop, not a crash, whichever of the two came first.
+		p.log.Info("worker stopped", "pid", w.pid, "jobs", w.done.Load(), "status", w.exitStatus())
+	default:
 		w.mu.Lock()
 		expired, destroyed := w.expired, w.destroyed
 		w.mu.Unlock()

@@ -90,6 +90,9 @@ while (true) {
             fwrite($out, frame(0x04, [strlen($head), $id], $head));
             if ($cmd === 'spoolexit') { exit(0); }
             continue 2;
+        case 'retireexit': // as after a PHP fatal error: asks to stop, answers, exits at once
+            fwrite($out, frame(0x09, [], '{"stop":true}') . frame(0x04, [3, $id], 'ctxanswered'));
+            exit(255);
         case 'retire':
             fwrite($out, frame(0x04, [3, $id], 'ctxretiring') . frame(0x09, [], '{"stop":true}'));
             continue 2;
