@@ -72,7 +72,7 @@ func TestFatalErrorAnswers500(t *testing.T) {
 			_, pid := get(t, s.url+"/pid")
 			resp, body := get(t, s.url+"/alloc?mb=200")
 			expectStatus(t, resp, body, 500)
-			if !waitReplaced(s) {
+			if !waitLog(s, "worker stopped") {
 				t.Fatalf("the worker was not retired:\n%s", s.logText())
 			}
 			resp, next := get(t, s.url+"/pid")
@@ -131,20 +131,8 @@ func TestFatalErrorCutsAStreamedAnswer(t *testing.T) {
 	if resp.StatusCode != 200 || string(body) != "first part\n" || err == nil {
 		t.Fatalf("status %d, body %q, read error %v: want 200, the first part, then a cut", resp.StatusCode, body, err)
 	}
-	if !waitReplaced(s) {
+	if !waitLog(s, "worker stopped") {
 		t.Fatalf("the worker was not retired:\n%s", s.logText())
 	}
 	expectBody(t, s, "/ini?name=memory_limit", "128M")
-}
-
-// waitReplaced waits for a worker that asked to stop after a fatal error to be
-// gone: "stopped" when the server saw its stop request first, "died" when the
-// exit that follows it won the race.
-func waitReplaced(s *server) bool {
-	for range 2 {
-		if waitLog(s, "worker stopped") || waitLog(s, "worker died") {
-			return true
-		}
-	}
-	return false
 }
