@@ -1,4 +1,4 @@
-"""The measuring method (seed 000): fixed-size iterations repeated until the last few
+"""The measuring method: fixed-size iterations repeated until the last few
 agree within a tolerance, a pause between them, warm-up discarded, and competitors
 alternated A B A B so that machine drift hits all of them alike."""
 

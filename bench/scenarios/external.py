@@ -208,9 +208,9 @@ TARANTOOL = External(
     "tarantool", "php/tarantool connector against a real Tarantool (bench/tarantool/bench.php)",
     os.path.join("bench", "tarantool", "bench.php"),
     "Requests per second of the pure-PHP Tarantool connector, as measured and reported by "
-    "bench/tarantool/bench.php (seed 000's method: revolutions, iterations until settled).")
+    "bench/tarantool/bench.php (revolutions, iterations until settled).")
 VOTING = External(
-    "voting", "voting example (seed 002) under wrk: Ferry vs nginx+FPM (examples/voting/bench.py)",
+    "voting", "voting example under wrk: Ferry vs nginx+FPM (examples/voting/bench.py)",
     os.path.join("examples", "voting", "bench.py"),
     "The voting service's own load test (it starts Tarantool, Ferry and nginx+FPM itself); see "
     "examples/voting/README.md for what each system is.",

@@ -15,7 +15,7 @@ COMPARES_PHP = True
 RATIOS = [("Ferry / nginx+php-fpm", "ferry", "fpm"),
           ("Ferry / nginx+php-fpm+preload", "ferry", "fpm-preload"),
           ("php-fpm+preload / php-fpm", "fpm-preload", "fpm")]
-SEED_001 = [("PHP 7.4 (php-fpm)", 931), ("PHP 7.4 + preload", 1030), ("RoadRunner", 1089)]
+BADOO_74 = [("PHP 7.4 (php-fpm)", 931), ("PHP 7.4 + preload", 1030), ("RoadRunner", 1089)]
 CHECK_PATHS = ["/", "/catalog?page=2", "/orders/17"]
 
 
@@ -91,13 +91,13 @@ def run(ctx):
     php84 = ctx.php84.section(sec, results, NAME)
     sec.chart(ctx, "framework_rps.svg", "framework app: requests per second", "requests/s",
               report.rps_bars(results))
-    base = SEED_001[0][1]
-    sec.add("For reference, seed 001's table (Badoo, PHP 7.4, a real application on their hardware; "
+    base = BADOO_74[0][1]
+    sec.add("For reference, Badoo's table (\"Trying preload (PHP 7.4) and RoadRunner\", PHP 7.4, a real application on their hardware; "
             "compare ratios, not absolute numbers):", "")
-    sec.table(["seed 001 system", "RPS", "vs PHP 7.4"], [[n, v, f"{v / base:.2f}x"] for n, v in SEED_001])
+    sec.table(["Badoo's system", "RPS", "vs PHP 7.4"], [[n, v, f"{v / base:.2f}x"] for n, v in BADOO_74])
     sec.data = {"app": {k: v for k, v in app.items() if k != "paths"}, "paths": app["paths"],
                 "results": httpbench.public(results), "ratios": ratios, "cpu_ratios": cpu_ratios,
-                "start_errors": errors, "seed_001": dict(SEED_001),
+                "start_errors": errors, "badoo_php74": dict(BADOO_74),
                 **({"php84": php84} if php84 else {})}
     sec.summarize(ratios)
     return sec

@@ -81,7 +81,7 @@ def run(ctx):
             sec.summary.append(f"{c}: {u['median'] / 1000:.1f} us unpinned"
                                + (f", {p['median'] / 1000:.1f} us pinned" if p else ""))
     sec.table(["benchmark", "unpinned us/op (median, min..max)", "pinned us/op", "pinned / unpinned",
-               "seed 003"], rows)
+               "C relay talk"], rows)
     settled = ", ".join(f"{n}: {'settled' if st['settled'] else 'not settled'} after {len(st['iterations'])}"
                         for n, st in state.items())
     sec.add(f"Iterations: {settled} (settling on the sum of the serial Echo cases).", "")

@@ -3,7 +3,7 @@
 declare(strict_types=1);
 
 /*
- * Ferry Tarantool connector benchmark (method of seed 000). Usage:
+ * Ferry Tarantool connector benchmark (iterations repeated until settled). Usage:
  *
  *   php bench/tarantool/bench.php [--quick] [--json=FILE] [--ops=select,insert,...]
  *       [--modes=sync,fibers,procs] [--codecs=pure,ext] [--revolutions=10000]
@@ -66,7 +66,7 @@ $connect = static fn (string $codec) => Client::connect($uri, ['codec' => $codec
 $admin = $connect('pure');
 $version = $admin->evaluate('return box.info.version')[0];
 // Untimed, before every iteration: refill (writes of one operation must not change what the
-// next reads), run Lua's GC and stop it for the iteration, as in seed 000.
+// next reads), run Lua's GC and stop it for the iteration.
 $prepare = static function () use ($admin): void {
     $admin->evaluate("bench_refill() collectgarbage('collect') collectgarbage('stop')");
 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 002's load test of the voting service: wrk -c50 against the same PHP app on
+"""The voting service's load test: wrk -c50 against the same PHP app on
 
   ferry           bin/ferry, one persistent Tarantool connection per worker
   ferry-fibers    the same with pool.fibers: true (requests of a worker interleave while they
@@ -200,7 +200,7 @@ def main():
     ap.add_argument("--duration", type=int, default=10, help="seconds measured per run (default 10)")
     ap.add_argument("--warmup", type=int, default=2, help="seconds of unmeasured load first (default 2)")
     ap.add_argument("--rounds", type=int, default=3, help="measurements per system, alternating; the median is kept (default 3)")
-    ap.add_argument("--connections", type=int, default=50, help="wrk -c (default 50, as in seed 002)")
+    ap.add_argument("--connections", type=int, default=50, help="wrk -c (default 50, as in the article)")
     ap.add_argument("--threads", type=int, default=2, help="wrk -t (default 2)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="Ferry workers = FPM processes (default: CPUs)")
     ap.add_argument("--wal", default="write,none", help="wal modes, comma-separated (default write,none)")

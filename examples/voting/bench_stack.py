@@ -150,7 +150,7 @@ env[VOTING_TARANTOOL_PERSISTENT] = {1 if persistent else 0}
 php_admin_value[opcache.validate_timestamps] = 0
 """)
     with open(os.path.join(tmp, "nginx.conf"), "w") as f:
-        # seed 002's nginx settings, minus gzip (wrk does not ask for it)
+        # the article's nginx settings, minus gzip (wrk does not ask for it)
         f.write(f"""{"user root root;" if root else ""}
 worker_processes auto;
 pid {tmp}/nginx.pid;

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestDurabilityKill9 is seed 002's "Break the Tarantula": votes pour in through Ferry from
+// TestDurabilityKill9 is the data-loss test: votes pour in through Ferry from
 // concurrent clients, Tarantool is killed with SIGKILL mid-load and restarted, then every
 // vote that was answered 200 must still be there. wal_mode=write must lose nothing (the
 // commit returns after the WAL write(), and the page cache survives the process); what

@@ -10,8 +10,7 @@ import (
 	"time"
 )
 
-// BenchmarkEcho measures one job round trip to a real PHP worker (seed 003's
-// table). Run: go test ./internal/pool -run XXX -bench Echo -benchtime 20000x
+// BenchmarkEcho measures one job round trip to a real PHP worker. Run: go test ./internal/pool -run XXX -bench Echo -benchtime 20000x
 // The worker is the real SDK (php/worker) in its default, sequential mode.
 func BenchmarkEcho(b *testing.B) {
 	for _, relay := range []string{"pipes", "unix", "tcp"} {

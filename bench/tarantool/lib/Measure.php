@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Ferry\Bench\Tarantool;
 
 /**
- * Seed 000's method: an iteration is $revolutions requests; iterations repeat until $window in a
+ * The method: an iteration is $revolutions requests; iterations repeat until $window in a
  * row are within $tolerance of each other (max-min over mean), up to $cap iterations, after
  * which the steadiest window is taken and flagged unstable. The result is the window's mean.
  */

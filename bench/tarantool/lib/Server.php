@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Ferry\Bench\Tarantool;
 
 /**
- * The benchmark's Tarantool, configured as in seed 000: WAL off, 1 MiB readahead, a temporary
+ * The benchmark's Tarantool, configured for measuring: WAL off, 1 MiB readahead, a temporary
  * memtx space {id unsigned (sequence), name string} filled with 10,000 tuples.
  */
 final class Server

@@ -3,7 +3,7 @@
 declare(strict_types=1);
 
 // The voting service under nginx + PHP-FPM: everything below runs again for every request,
-// including the Tarantool connection (connect, greeting, AUTH) -- the cost seed 002 measured.
+// including the Tarantool connection (connect, greeting, AUTH) -- the cost this example exists to measure.
 // VOTING_TARANTOOL_PERSISTENT=1 (FPM pool env[] or fastcgi_param) keeps the socket open
 // across requests of the same FPM process instead.
 require __DIR__ . '/../autoload.php';

@@ -36,7 +36,7 @@ final class App
     }
 
     /**
-     * Seed 002's page view: find the visitor's session (a new uuid from Tarantool when the
+     * A page view: find the visitor's session (a new uuid from Tarantool when the
      * cookie is missing, malformed or unknown), record uuid/time/ip/user agent, read 9 stickers
      * through the rating index.
      */

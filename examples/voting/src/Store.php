@@ -14,7 +14,7 @@ use Ferry\Tarantool\Exception\TimeoutException;
 
 /**
  * The app's data access: one method per Tarantool round trip, so the cost of a page view
- * stays visible (seed 002: uuid, upsert, top-9).
+ * stays visible (uuid sessions, upsert, top-9).
  */
 final class Store
 {
@@ -68,7 +68,7 @@ final class Store
     }
 
     /**
-     * Seed 002's page view in as few round trips as the data dependencies allow: refresh the
+     * A page view in as few round trips as the data dependencies allow: refresh the
      * session named by $cookie (null when absent or malformed), and when that finds nothing,
      * get a new uuid from Tarantool and upsert the session row; meanwhile read the 9 stickers
      * through the rating index. Requests travel pipelined (several per write), so a returning

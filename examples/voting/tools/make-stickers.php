@@ -17,7 +17,7 @@ for ($i = 0; $i < 40; $i++) {
     $fur = $furs[$i % count($furs)];
     $back = $backs[intdiv($i, 8) % count($backs)];
     $pointy = $i % 3 === 0;
-    $mask = $i % 4 === 1;     // the raccoons of seed 002's demo
+    $mask = $i % 4 === 1;     // the raccoons of the article's demo
     $smile = $i % 5 !== 2;
     $ears = $pointy
         ? "<path d=\"M22 40 L30 8 L48 30Z M106 40 L98 8 L80 30Z\" fill=\"$fur\"/>"
