@@ -9,11 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
-	"net/textproto"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -166,47 +163,6 @@ func streamedAnswers(t *testing.T, mode string) {
 	})
 }
 
-// 103 Early Hints reach a real client before the final answer: the worker
-// holds its final answer until the test has seen the 103.
-func TestEarlyHints(t *testing.T) {
-	dir := t.TempDir()
-	s := startFerry(t, streamConfig(dir))
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	hinted := func(path string, gate bool) ([]textproto.MIMEHeader, *http.Response, string) {
-		var got []textproto.MIMEHeader
-		trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
-			if code == 103 {
-				got = append(got, h)
-				if gate {
-					os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644)
-				}
-			}
-			return nil
-		}}
-		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", s.url+path, nil)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got, resp, readAll(t, resp)
-	}
-	got, resp, body := hinted("/hints?gate=1", true)
-	expectStatus(t, resp, body, 200)
-	if body != "hinted" || len(got) != 1 || strings.Join(got[0].Values("Link"), ",") != "</style.css>; rel=preload; as=style,</app.js>; rel=preload; as=script" {
-		t.Fatalf("body %q, 103s %v", body, got)
-	}
-	// The next request on the same connection gets its hints too, and a
-	// streamed answer may follow them.
-	os.Remove(filepath.Join(dir, "gate"))
-	got, resp, body = hinted("/hints-stream", false)
-	expectStatus(t, resp, body, 201)
-	if body != "abc" || len(got) != 1 || got[0].Get("Link") != "</style.css>; rel=preload; as=style" {
-		t.Fatalf("body %q, 103s %v", body, got)
-	}
-}
-
 // A 1 GiB body streamed from PHP never sits whole in the server's or PHP's
 // memory: both high-water marks stay far below it.
 func TestLargeStreamedBody(t *testing.T) {
@@ -296,31 +252,6 @@ pool:
 	}
 }
 
-// A client that pipelines gets no 103 for a request sent before the answer to
-// the previous one went out: fasthttp may still hold that answer in its
-// buffer, and a 103 written to the socket would overtake it.
-func TestEarlyHintsPipelined(t *testing.T) {
-	s := startFerry(t, streamConfig(t.TempDir()))
-	c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	host := strings.TrimPrefix(s.url, "http://")
-	if _, err := io.WriteString(c, "GET /pid HTTP/1.1\r\nHost: "+host+"\r\n\r\nGET /hints-stream HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	out, _ := io.ReadAll(c)
-	var statuses []string
-	for _, m := range regexp.MustCompile(`HTTP/1\.1 (\d{3}) `).FindAllStringSubmatch(string(out), -1) {
-		statuses = append(statuses, m[1])
-	}
-	if got := strings.Join(statuses, ","); got != "200,201" && got != "200,103,201" {
-		t.Fatalf("status lines %s out of order:\n%q", got, out)
-	}
-}
-
 // A shutdown tells open streams to end, as if their clients had left: the
 // client gets a complete answer and the drain does not wait for its budget
 // (here write_timeout 30s + destroy_timeout).
@@ -384,81 +315,6 @@ func TestPsr7StreamedBody(t *testing.T) {
 	}
 	if len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" {
 		t.Fatalf("not streamed: %v", resp.TransferEncoding)
-	}
-}
-
-// The same over HTTP/2 (h2c here; HTTPS takes the same path): parts leave as
-// DATA frames as they are made, a reset stream stops the generator, and a
-// 103 reaches the client as an informational HEADERS frame.
-func TestStreamedAnswersHTTP2(t *testing.T) {
-	dir := t.TempDir()
-	cfg := strings.Replace(streamConfig(dir), "  write_timeout: 1s\n", "  write_timeout: 1s\n  http2: {h2c: true}\n", 1)
-	s := startFerry(t, cfg)
-	tr := &http.Transport{Protocols: new(http.Protocols)}
-	tr.Protocols.SetUnencryptedHTTP2(true)
-	defer tr.CloseIdleConnections()
-	_, pid := get(t, s.url+"/pid")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/gate", nil)
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.ProtoMajor != 2 {
-		t.Fatalf("not HTTP/2: %s", resp.Proto)
-	}
-	r := bufio.NewReader(resp.Body)
-	if line, err := r.ReadString('\n'); err != nil || line != "first\n" {
-		t.Fatalf("first part over h2: %q %v", line, err)
-	}
-	os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644)
-	if rest, err := io.ReadAll(r); err != nil || string(rest) != "second\n" {
-		t.Fatalf("rest over h2: %q %v", rest, err)
-	}
-	resp.Body.Close()
-
-	sctx, stop := context.WithCancel(context.Background())
-	req, _ = http.NewRequestWithContext(sctx, "GET", s.url+"/endless", nil)
-	resp, err = tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r = bufio.NewReader(resp.Body)
-	for i := 1; i <= 3; i++ {
-		if line, err := r.ReadString('\n'); err != nil || line != fmt.Sprintf("data: %d\n", i) {
-			t.Fatalf("event %d over h2: %q %v", i, line, err)
-		}
-		r.ReadString('\n')
-	}
-	stop() // RST_STREAM: the connection stays, the stream ends
-	until(t, "the worker to see the stop", 5*time.Second, func() bool {
-		_, err := os.Stat(filepath.Join(dir, "stopped"))
-		return err == nil
-	})
-
-	var hints []textproto.MIMEHeader
-	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
-		if code == 103 {
-			hints = append(hints, h)
-			os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644)
-		}
-		return nil
-	}}
-	os.Remove(filepath.Join(dir, "gate"))
-	req, _ = http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), "GET", s.url+"/hints?gate=1", nil)
-	resp, err = tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := readAll(t, resp)
-	if body != "hinted" || len(hints) != 1 || len(hints[0].Values("Link")) != 2 || resp.Header.Get("Link") != "" {
-		t.Fatalf("103 over h2: body %q, hints %v, final Link %q", body, hints, resp.Header.Get("Link"))
-	}
-	resp, body = get(t, s.url+"/pid")
-	if body != pid {
-		t.Fatalf("the worker was replaced: %s, then %s", pid, body)
 	}
 }
 

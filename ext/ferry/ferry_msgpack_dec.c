@@ -4,6 +4,7 @@
  * PHP package uses this function in place of its own decoder and both must give the same
  * answer for every input. Ext values with a registered PHP extension are decoded by a
  * callback into the unpacker, so custom extensions behave exactly as in pure PHP.
+ * It stays one file, over 400 lines, so that it reads side by side with Decoder.php.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
