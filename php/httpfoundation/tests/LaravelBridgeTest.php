@@ -18,8 +18,9 @@ use Symfony\Component\HttpFoundation\StreamedResponse;
 
 /**
  * Laravel's adapter of the bridge (php/laravel's Http\RequestBridge, ResponseBridge and
- * UploadedFile) on its own, with Debian's Illuminate and Symfony classes: what the end-to-end tests cannot reach easily (HTTPS, nested uploads, spooled
- * bodies, streamed and file responses).
+ * UploadedFile) on its own, with Debian's Illuminate and Symfony classes: what the
+ * end-to-end tests cannot reach easily (HTTPS, nested uploads, spooled bodies, streamed
+ * and file responses).
  */
 final class LaravelBridgeTest extends TestCase
 {
