@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin/ferry
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 PHPUNIT  := phpunit --colors=never
-PHP_PKGS := worker msgpack tarantool symfony laravel
+PHP_PKGS := worker msgpack tarantool httpfoundation symfony laravel
 # ext/ferry, the optional C extension (ext/ferry/README.md), built with phpize.
 EXT_SO   := $(CURDIR)/ext/ferry/.build/modules/ferry.so
 
@@ -65,7 +65,7 @@ test-ext:
 TRIXIE      := scripts/trixie-run
 EXT84_BUILD := $(CURDIR)/ext/ferry/.build-php84
 EXT84_SO    := $(EXT84_BUILD)/modules/ferry.so
-MATRIX_PKGS := worker msgpack symfony laravel
+MATRIX_PKGS := worker msgpack httpfoundation symfony laravel
 WERROR      := -g -O2 -Werror
 TRIXIE_TT   := FERRY_TRIXIE_HOST=1 $(TRIXIE) env PATH=$(CURDIR)/scripts/trixie-host:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 

@@ -9,7 +9,8 @@
 #     project; a PHP process that has only vendor/autoload.php then uses the package.
 #     ferry/tarantool is installed alone, so it also proves ferry/msgpack comes with it.
 #     Then the same without `versions`, from a copy without git, at minimum-stability dev.
-#  3. ferry/symfony-runtime and ferry/laravel require symfony/* and laravel/framework, which
+#  3. ferry/httpfoundation, ferry/symfony-runtime and ferry/laravel require symfony/* and
+#     laravel/framework, which
 #     only Packagist could download. Here they come from Debian (/usr/share/php), so each
 #     such requirement is met by a stub package in a second path repository: its version is
 #     the one of the installed Debian package (dpkg), its autoload `files` entry requires
@@ -146,7 +147,7 @@ got=$(installed "$dir")
 smoke "$dir" "${SMOKE[tarantool]}"
 echo "composer_test: an unpacked tree at minimum-stability dev installs: $got"
 
-# --- 3. symfony, laravel: the framework from Debian, through stub packages
+# --- 3. httpfoundation, symfony, laravel: the framework from Debian, through stub packages
 # Prints the stub's directory for a Composer package that Debian provides as php-<vendor>-<name>.
 debian_stub() {
   local name=$1 deb version autoload dir
@@ -166,13 +167,17 @@ debian_stub() {
 }
 
 declare -A FRAMEWORK_SMOKE=(
+  [httpfoundation]='fromVendor(Ferry\HttpFoundation\Bridge::class);
+    fromVendor(Ferry\Worker\Http\Response::class);
+    $answer = Ferry\HttpFoundation\Bridge::response(new Symfony\Component\HttpFoundation\Response("hi", 201));
+    same([201, "hi"], [$answer->getStatus(), $answer->body], "response");'
   [symfony]='fromVendor(Ferry\Symfony\Runtime::class);
     same(true, is_subclass_of(Ferry\Symfony\Runtime::class, Symfony\Component\Runtime\RuntimeInterface::class), "Runtime is a Symfony runtime");'
   [laravel]='fromVendor(Ferry\Laravel\Worker::class);
     fromVendor(Ferry\Laravel\Http\UploadedFile::class);
     same(true, is_subclass_of(Ferry\Laravel\Http\UploadedFile::class, Illuminate\Http\UploadedFile::class), "UploadedFile is Laravel'"'"'s");'
 )
-for pkg in symfony laravel; do
+for pkg in httpfoundation symfony laravel; do
   manifest="$ROOT/php/$pkg/composer.json"
   [ -f "$manifest" ] || fail "php/$pkg/composer.json is missing"
   doc="$ROOT/php/$pkg/README.md"

@@ -3,11 +3,12 @@
 declare(strict_types=1);
 
 // Lets the package be used straight from a checkout, without `composer install`.
-// The worker SDK lives next door in php/worker; a Composer install provides it instead.
+// The HttpFoundation bridge and the worker SDK live next door in php/httpfoundation and
+// php/worker (its autoload.php loads the SDK's); a Composer install provides them instead.
 // Symfony itself comes from the application's autoloader (Composer's, or Debian's
 // /usr/share/php/Symfony/.../autoload.php files).
-if (is_file(__DIR__ . '/../worker/autoload.php')) {
-    require_once __DIR__ . '/../worker/autoload.php';
+if (is_file(__DIR__ . '/../httpfoundation/autoload.php')) {
+    require_once __DIR__ . '/../httpfoundation/autoload.php';
 }
 
 spl_autoload_register(static function (string $class): void {

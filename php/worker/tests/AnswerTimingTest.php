@@ -59,6 +59,29 @@ final class AnswerTimingTest extends TestCase
     }
 
     /**
+     * The test above holds even if an answer waits until the next job starts. Here no job
+     * starts after the fast one: the only other job of the batch began first and stays
+     * busy (suspended in its Fiber) until the test has read the fast job's answer, so that
+     * answer must leave as soon as its own job is done.
+     *
+     * @dataProvider relays
+     */
+    public function testAnswerLeavesWhileAnEarlierJobOfTheSameBatchIsStillBusy(string $relay): void
+    {
+        $worker = new WorkerProcess(self::SDK, ['FERRY_FIBERS' => '1', 'FERRY_MAX_CONCURRENCY' => '2'], $relay);
+        $worker->handshake();
+        $signal = "{$this->dir}/long-may-finish";
+        $worker->send(WorkerProcess::job(1, "wait:$signal") . WorkerProcess::job(2, 'echo:fast'));
+        $fast = $worker->readFrames(1, 5.0)[0];
+        self::assertSame([[0, 2], 'fast'], [$fast->options, $fast->payload]);
+        touch($signal);
+        $long = $worker->readFrames(1, 5.0)[0];
+        self::assertSame([[0, 1], 'waited'], [$long->options, $long->payload]);
+        $worker->sendStop();
+        self::assertSame(0, $worker->wait());
+    }
+
+    /**
      * @return iterable<string, array{array<string, string>}>
      */
     public static function modes(): iterable

@@ -107,6 +107,24 @@ final class HttpStateProcessTest extends TestCase
         self::assertSame(['FROM_BOOT' => 'boot'], $first['env'], 'what the bootstrap put in $_ENV and $_SERVER is kept');
     }
 
+    /**
+     * A terminate hook runs after its request's superglobals were put back: what it
+     * writes into $_SERVER and $_ENV is gone only because the next request rebuilds both
+     * from the process's own (the in-process half is SuperglobalsRebuildTest).
+     */
+    public function testWhatATerminateHookWritesIntoServerAndEnvIsNotTheNextRequests(): void
+    {
+        $worker = new WorkerProcess(self::FIXTURE, ['FERRY_TEST_GLOBALS' => '1']);
+        $worker->handshake();
+        $worker->send(Http::job(1, '/write-after-answer'));
+        // The answer, then {"finished":true} once the hook has run.
+        [$answer, $finished] = $worker->readFrames(2);
+        self::assertSame(['hook added', '{"finished":true}'], [Http::answer($answer)['body'], $finished->payload]);
+        $worker->send(Http::job(2, '/globals'));
+        $seen = json_decode(Http::answer($worker->readFrames(1)[0])['body'], true);
+        self::assertSame([null, 'boot', ['FROM_BOOT' => 'boot']], [$seen['server_x'], $seen['server_boot'], $seen['env']]);
+    }
+
     public function testRequestMergesGetAndPostAsPhpDoes(): void
     {
         $worker = new WorkerProcess(self::FIXTURE, ['FERRY_TEST_GLOBALS' => '1']);

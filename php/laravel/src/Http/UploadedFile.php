@@ -4,44 +4,30 @@ declare(strict_types=1);
 
 namespace Ferry\Laravel\Http;
 
+use Ferry\HttpFoundation\FerryUpload;
 use Ferry\Worker\Http\Request as FerryRequest;
-use Symfony\Component\HttpFoundation\File\Exception\FileException;
-use Symfony\Component\HttpFoundation\File\File;
 
 /**
- * An upload received by the Ferry server. PHP's is_uploaded_file() and
- * move_uploaded_file() know nothing of it, so validity and moving go through the Ferry
- * request, which accepts only this request's temp files, each once.
+ * An upload received by the Ferry server, as Laravel's UploadedFile (store(), hashName()
+ * and the rest): validity and moving go through the Ferry request (see FerryUpload).
  */
 final class UploadedFile extends \Illuminate\Http\UploadedFile
 {
+    use FerryUpload;
+
     public function __construct(
         string $path,
         string $originalName,
         ?string $mimeType,
         int $error,
-        private readonly FerryRequest $ferryRequest,
+        FerryRequest $ferryRequest,
     ) {
+        $this->ferryRequest = $ferryRequest;
         parent::__construct($path, $originalName, $mimeType, $error, false);
     }
 
-    public function isValid(): bool
+    public static function make(FerryRequest $request, string $path, string $originalName, ?string $mimeType, int $error): self
     {
-        return $this->getError() === \UPLOAD_ERR_OK && $this->ferryRequest->isUploadedFile($this->getPathname());
-    }
-
-    public function move(string $directory, ?string $name = null): File
-    {
-        if (!$this->isValid()) {
-            throw new FileException($this->getErrorMessage());
-        }
-        $target = $this->getTargetFile($directory, $name);
-        // The SDK warns on failure; the message goes into the exception instead.
-        if (!@$this->ferryRequest->moveUploadedFile($this->getPathname(), $target->getPathname())) {
-            $why = error_get_last()['message'] ?? 'unknown error';
-            throw new FileException(sprintf('Could not move the file "%s" to "%s" (%s).', $this->getPathname(), $target->getPathname(), $why));
-        }
-
-        return $target;
+        return new self($path, $originalName, $mimeType, $error, $request);
     }
 }

@@ -2,10 +2,10 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Symfony\Tests;
+namespace Ferry\HttpFoundation\Tests;
 
-use Ferry\Symfony\Bridge;
-use Ferry\Symfony\UploadedFile;
+use Ferry\HttpFoundation\Bridge;
+use Ferry\HttpFoundation\UploadedFile;
 use Ferry\Worker\Http\Request;
 use PHPUnit\Framework\TestCase;
 use Symfony\Component\HttpFoundation\Cookie;
@@ -16,6 +16,8 @@ use Symfony\Component\HttpFoundation\StreamedResponse;
 
 /**
  * The conversion alone, on requests decoded from gateway contexts as a worker gets them.
+ * FpmParityTest pins, for both frameworks' adapters, the points where php/symfony's and
+ * php/laravel's former bridges disagreed.
  */
 final class BridgeTest extends TestCase
 {
@@ -23,7 +25,7 @@ final class BridgeTest extends TestCase
 
     protected function setUp(): void
     {
-        $this->dir = sys_get_temp_dir() . '/ferry-symfony-bridge-' . bin2hex(random_bytes(4));
+        $this->dir = sys_get_temp_dir() . '/ferry-httpfoundation-bridge-' . bin2hex(random_bytes(4));
         mkdir($this->dir);
     }
 

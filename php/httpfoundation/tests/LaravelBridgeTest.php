@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Laravel\Tests;
+namespace Ferry\HttpFoundation\Tests;
 
 use Ferry\Laravel\Http\RequestBridge;
 use Ferry\Laravel\Http\ResponseBridge;
@@ -17,11 +17,12 @@ use Symfony\Component\HttpFoundation\File\Exception\FileException;
 use Symfony\Component\HttpFoundation\StreamedResponse;
 
 /**
- * The request and response conversions on their own, with Debian's Illuminate and Symfony
- * classes: what the end-to-end tests cannot reach easily (HTTPS, nested uploads, spooled
- * bodies, streamed and file responses).
+ * Laravel's adapter of the bridge (php/laravel's Http\RequestBridge, ResponseBridge and
+ * UploadedFile) on its own, with Debian's Illuminate and Symfony classes: what the
+ * end-to-end tests cannot reach easily (HTTPS, nested uploads, spooled bodies, streamed
+ * and file responses).
  */
-final class BridgeTest extends TestCase
+final class LaravelBridgeTest extends TestCase
 {
     private string $dir;
 

@@ -2,8 +2,9 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Http;
+namespace Ferry\HttpFoundation;
 
+use Ferry\Worker\Http\Response;
 use Symfony\Component\HttpFoundation\BinaryFileResponse;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
 use Symfony\Component\HttpFoundation\StreamedResponse;
@@ -14,7 +15,7 @@ use Symfony\Component\HttpFoundation\StreamedResponse;
  * (Response::output()), anything else is the content string. Neither of the first two
  * is ever held whole in PHP's memory.
  */
-final class SymfonyBody
+final class Body
 {
     public static function attach(SymfonyResponse $response, Response $answer): void
     {
