@@ -35,4 +35,4 @@ fuzz ./internal/gateway FuzzStaticPath 5s &&
 fuzz ./internal/rrproto FuzzDecodeResponse 5s &&
 fuzz ./internal/jsonq FuzzAppend 3s &&
 fuzz ./internal/gateway FuzzForwarded 3s &&
-fuzz ./internal/pool FuzzOutputFormats 5s
+fuzz ./internal/phplog FuzzOutputFormats 5s

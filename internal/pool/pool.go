@@ -297,7 +297,7 @@ func (p *Pool) gone(w *Worker, cause error, held int) {
 			reason = ReasonCrash
 		}
 		if !destroyed || expired {
-			p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, w.out.died())
+			p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, w.out.Died())
 		} else {
 			p.log.Info("worker killed", "pid", w.pid, "reason", reason, "jobs_failed", held)
 		}

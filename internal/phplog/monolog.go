@@ -1,4 +1,4 @@
-package pool
+package phplog
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // monolog logs a line written by Monolog's JsonFormatter with its level and
 // fields, and reports whether t was one.
-func (l *lineLog) monolog(t string) bool {
+func (l *Writer) monolog(t string) bool {
 	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
 		return false
 	}

@@ -1,4 +1,4 @@
-package pool
+package phplog
 
 import (
 	"log/slog"
@@ -26,7 +26,7 @@ func FuzzOutputFormats(f *testing.F) {
 			}
 		}
 		rec := &outRecs{}
-		l := &lineLog{log: slog.New(rec)}
+		l := &Writer{log: slog.New(rec)}
 		if split < 0 || split > len(s) {
 			split = len(s) / 2
 		}

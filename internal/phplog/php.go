@@ -1,4 +1,4 @@
-package pool
+package phplog
 
 import (
 	"log/slog"

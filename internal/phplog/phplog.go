@@ -1,4 +1,11 @@
-package pool
+// Package phplog reads what PHP workers print on stdout and stderr and turns
+// it into structured log records: PHP's own error lines with their level and
+// stack traces kept whole, Monolog's JSON and line formats, Symfony's logger,
+// and HTML error pages as one record each. It also keeps what the pool needs
+// to explain a failure: the last lines before a failed boot and the fatal
+// errors printed just before a worker died. It knows nothing of the pool; the
+// pool gives each worker one Writer as its stdout and stderr.
+package phplog
 
 import (
 	"bytes"
@@ -37,20 +44,22 @@ const (
 	pageSpan = 1 << 20
 )
 
-// lineLog turns a worker's output into log records tagged with the pid. PHP
+// Writer turns a worker's output into log records tagged with the pid. PHP
 // errors keep their level, a stack trace stays with the error that printed it,
 // Monolog JSON lines keep their fields, and PHP's second copy of an error (once
 // from log_errors, once from display_errors) is dropped. The raw lines are kept
 // to quote when the worker fails to boot, and recent fatal errors to explain a
 // death.
-type lineLog struct {
+//
+// Writers are made by New.
+type Writer struct {
 	log *slog.Logger
 	now func() time.Time // nil means time.Now; set before the first Write
 
 	mu     sync.Mutex
 	pid    int
 	part   []byte
-	last   []string   // raw lines, quoted verbatim by bootError
+	last   []string   // raw lines, quoted verbatim by Tail when the worker fails to boot
 	cur    *phpRecord // record still taking continuation lines
 	grew   time.Time  // wall time cur last took a line, for the quiet timer
 	timer  *time.Timer
@@ -88,25 +97,29 @@ type fatal struct {
 	text string
 }
 
-func (l *lineLog) clock() time.Time {
+// New returns a Writer logging to log.
+func New(log *slog.Logger) *Writer { return &Writer{log: log} }
+
+func (l *Writer) clock() time.Time {
 	if l.now != nil {
 		return l.now()
 	}
 	return time.Now()
 }
 
-func (l *lineLog) setPID(pid int) {
+// SetPID names the process in every record from here on.
+func (l *Writer) SetPID(pid int) {
 	l.mu.Lock()
 	l.pid = pid
 	l.mu.Unlock()
 }
 
-// jobDone notes that the worker answered a job at the given time (the read
+// JobDone notes that the worker answered a job at the given time (the read
 // loop's clock read for the batch), so fatal errors printed well before it
 // are not blamed for a later death.
-func (l *lineLog) jobDone(at time.Time) { l.answered.Store(at.UnixNano()) }
+func (l *Writer) JobDone(at time.Time) { l.answered.Store(at.UnixNano()) }
 
-func (l *lineLog) Write(p []byte) (int, error) {
+func (l *Writer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// Lines read together were written together (or faster than we read):
@@ -133,7 +146,7 @@ func (l *lineLog) Write(p []byte) (int, error) {
 
 // Close logs what is still held back; the process has exited, so nothing will
 // continue it.
-func (l *lineLog) Close() error {
+func (l *Writer) Close() error {
 	l.mu.Lock()
 	l.finishLocked()
 	if l.timer != nil {
@@ -144,7 +157,7 @@ func (l *lineLog) Close() error {
 	return nil
 }
 
-func (l *lineLog) finishLocked() {
+func (l *Writer) finishLocked() {
 	if len(l.part) > 0 {
 		l.line(string(bytes.TrimRight(l.part, "\r")), true)
 		l.part = nil
@@ -153,7 +166,7 @@ func (l *lineLog) finishLocked() {
 }
 
 // line takes one line; burst says it was read with the line before it.
-func (l *lineLog) line(s string, burst bool) {
+func (l *Writer) line(s string, burst bool) {
 	if s != "" {
 		if len(l.last) == tailLines {
 			copy(l.last, l.last[1:])
@@ -207,7 +220,7 @@ func (l *lineLog) line(s string, burst bool) {
 	l.armed = true
 }
 
-func (l *lineLog) quiet() {
+func (l *Writer) quiet() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.armed = false
@@ -228,7 +241,7 @@ func (l *lineLog) quiet() {
 // line of its burst that does not open a record of its own, and the parts of
 // an exception Monolog prints on lines of their own. Any record takes PHP's
 // stack traces and indented lines.
-func (l *lineLog) joins(c *phpRecord, t string, burst bool) bool {
+func (l *Writer) joins(c *phpRecord, t string, burst bool) bool {
 	switch {
 	case c.page:
 		switch {
@@ -249,7 +262,7 @@ func (l *lineLog) joins(c *phpRecord, t string, burst bool) bool {
 	return false
 }
 
-func (l *lineLog) flushLocked() {
+func (l *Writer) flushLocked() {
 	r := l.cur
 	if r == nil {
 		return
@@ -308,10 +321,10 @@ func (r *phpRecord) add(s string) {
 	r.lines = append(r.lines, s)
 }
 
-// died logs what is held back and returns the fatal errors PHP reported
+// Died logs what is held back and returns the fatal errors PHP reported
 // shortly before the worker died, as an attribute for the death record (an
 // empty one, which handlers omit, when there were none).
-func (l *lineLog) died() slog.Attr {
+func (l *Writer) Died() slog.Attr {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.finishLocked()
@@ -341,10 +354,10 @@ func (l *lineLog) died() slog.Attr {
 	return slog.String("fatal", s)
 }
 
-// printed renders what a worker wrote where a frame was due: text as PHP
+// Printed renders what a worker wrote where a frame was due: text as PHP
 // printed it; what follows that is not text (often the handshake frame itself)
 // is only counted, or escaped when nothing readable came first.
-func printed(b []byte) string {
+func Printed(b []byte) string {
 	n := 0
 	for n < len(b) {
 		r, size := utf8.DecodeRune(b[n:])
@@ -363,7 +376,9 @@ func printed(b []byte) string {
 	return fmt.Sprintf("%s\n[followed by %d bytes that are not text]", text, len(b)-n)
 }
 
-func (l *lineLog) tail() string {
+// Tail is the worker's last lines as it printed them, the unfinished one
+// included, for the error of a worker that failed to boot.
+func (l *Writer) Tail() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lines := l.last

@@ -1,4 +1,4 @@
-package pool
+package phplog
 
 import (
 	"context"
@@ -226,7 +226,7 @@ func isHTMLEnd(t string) bool {
 }
 
 // logFramework logs a framework's record, or a page, with its level.
-func (l *lineLog) logFramework(r *phpRecord) {
+func (l *Writer) logFramework(r *phpRecord) {
 	text := strings.Join(r.lines, "\n")
 	attrs := make([]slog.Attr, 0, 4)
 	attrs = append(attrs, slog.Int("pid", l.pid))

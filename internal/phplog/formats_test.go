@@ -1,4 +1,4 @@
-package pool
+package phplog
 
 import (
 	"fmt"
@@ -18,14 +18,14 @@ type wantRec struct {
 	attrs  map[string]string
 }
 
-// feed writes the capture to a lineLog either at once, as one burst, or one
+// feed writes the capture to a Writer either at once, as one burst, or one
 // line per write, as a slow reader would see it; both must give the same
 // records.
 func feed(t *testing.T, data string, perLine bool) []outRec {
 	t.Helper()
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(h)}
-	l.setPID(7)
+	l := &Writer{log: slog.New(h)}
+	l.SetPID(7)
 	if perLine {
 		for _, s := range strings.SplitAfter(data, "\n") {
 			l.Write([]byte(s))
@@ -158,8 +158,8 @@ func TestOutputLookalikesStayInfo(t *testing.T) {
 // after it. A page with no error before it keeps INFO.
 func TestOutputHTMLPageIsOneRecord(t *testing.T) {
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(h)}
-	l.setPID(7)
+	l := &Writer{log: slog.New(h)}
+	l.SetPID(7)
 	l.Write([]byte("<!-- Error: x -->\n<!DOCTYPE html>\n<html>\n<body>\n[error] quoted in the page\n"))
 	l.Write([]byte("#0 {main}\n</body>\n</html>\n"))
 	l.Write([]byte("<!-- Error: x -->\n"))
@@ -192,7 +192,7 @@ func TestOutputSymfony54DebugPage(t *testing.T) {
 // per MiB.
 func TestOutputEndlessPageIsBounded(t *testing.T) {
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(h)}
+	l := &Writer{log: slog.New(h)}
 	l.Write([]byte("<html>\n"))
 	row := strings.Repeat("<p>filler</p>", 8) + "\n"
 	for range 29000 { // 2.9 MiB
@@ -215,8 +215,8 @@ func TestOutputEndlessPageIsBounded(t *testing.T) {
 // (Monolog's date is not part of the line, so they are one kind).
 func TestOutputFrameworkRecordsAreRateLimited(t *testing.T) {
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(lograte.NewWithOptions(h, lograte.Options{Window: time.Minute}))}
-	l.setPID(7)
+	l := &Writer{log: slog.New(lograte.NewWithOptions(h, lograte.Options{Window: time.Minute}))}
+	l.SetPID(7)
 	page := capture(t, "symfony54.txt")
 	for i := range 20 {
 		l.Write(fmt.Appendf(nil, "[2026-11-27T10:00:%02d.%06d+00:00] app.ERROR: db down [] []\n", i, i))

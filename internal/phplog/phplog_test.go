@@ -1,8 +1,7 @@
-package pool
+package phplog
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -96,8 +95,8 @@ function g() { f(); }
 g();
 `)
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(h)}
-	l.setPID(4242)
+	l := &Writer{log: slog.New(h)}
+	l.SetPID(4242)
 	cmd := exec.Command("php", "-n", "-d", "display_errors=stderr", "-d", "log_errors=1", script)
 	cmd.Stderr = l
 	cmd.Run()
@@ -134,7 +133,7 @@ g();
 
 func TestOutputGroupsContinuationLines(t *testing.T) {
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(h)}
+	l := &Writer{log: slog.New(h)}
 	l.Write([]byte(strings.Join([]string{
 		"[01-Jan-2024 00:00:00 UTC] PHP Fatal error:  Uncaught Exception: inner in /a.php:3",
 		"Stack trace:",
@@ -172,7 +171,7 @@ func TestOutputGroupsContinuationLines(t *testing.T) {
 
 func TestOutputDropsOnlyPHPsSecondCopy(t *testing.T) {
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(h)}
+	l := &Writer{log: slog.New(h)}
 	l.Write([]byte("PHP Warning:  loop in /a.php on line 1\nWarning: loop in /a.php on line 1\n" +
 		"PHP Warning:  loop in /a.php on line 1\nPHP Warning:  loop in /a.php on line 1\n" +
 		"Fatal error: Allowed memory size of 8 bytes exhausted\nPHP Fatal error:  Allowed memory size of 8 bytes exhausted\n"))
@@ -189,7 +188,7 @@ func TestOutputDropsOnlyPHPsSecondCopy(t *testing.T) {
 
 func TestOutputMonologLevels(t *testing.T) {
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(h)}
+	l := &Writer{log: slog.New(h)}
 	l.Write([]byte(`{"message":"m1","context":[],"level":500,"level_name":"CRITICAL","channel":"c","datetime":"x","extra":[]}
 {"message":"m2","level":100}
 {"message":"m3","level_name":"warning","context":{"a":{"b":1.5}},"extra":{"uid":"u"}}
@@ -226,7 +225,7 @@ func TestOutputMonologLevels(t *testing.T) {
 
 func TestOutputFlushesAfterAQuietPeriodAndOnClose(t *testing.T) {
 	h := &outRecs{}
-	l := &lineLog{log: slog.New(h)}
+	l := &Writer{log: slog.New(h)}
 	l.Write([]byte("PHP Fatal error:  Uncaught Exception: x\nStack trace:\n#0 {main}\n"))
 	h.wait(t, "for the pending stack trace", func(r outRec) bool { return strings.HasSuffix(r.attrs["line"], "#0 {main}") })
 	l.Write([]byte("PHP Notice:  held\nno newline at exit"))
@@ -239,109 +238,19 @@ func TestOutputFlushesAfterAQuietPeriodAndOnClose(t *testing.T) {
 
 func TestOutputDeathQuotesOnlyRecentFatals(t *testing.T) {
 	now := time.Unix(1000, 0)
-	l := &lineLog{log: slog.New(&outRecs{}), now: func() time.Time { return now }}
+	l := &Writer{log: slog.New(&outRecs{}), now: func() time.Time { return now }}
 	l.Write([]byte("PHP Fatal error:  from a child process long ago\n"))
 	now = now.Add(time.Minute)
 	l.Write([]byte("PHP Warning:  unrelated\n"))
-	if a := l.died(); !a.Equal(slog.Attr{}) {
+	if a := l.Died(); !a.Equal(slog.Attr{}) {
 		t.Fatalf("an old fatal error was blamed: %v", a)
 	}
 	l.Write([]byte("PHP Fatal error:  printed by a child\n"))
 	now = now.Add(2 * time.Second)
-	l.jobDone(l.clock()) // the worker went on answering: that fatal did not kill it
+	l.JobDone(l.clock()) // the worker went on answering: that fatal did not kill it
 	now = now.Add(2 * time.Second)
 	l.Write([]byte("PHP Fatal error:  Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 bytes) in /app/a.php on line 3\n"))
-	if got := l.died().Value.String(); got != "PHP Fatal error:  Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 bytes) in /app/a.php on line 3" {
+	if got := l.Died().Value.String(); got != "PHP Fatal error:  Allowed memory size of 134217728 bytes exhausted (tried to allocate 20480 bytes) in /app/a.php on line 3" {
 		t.Fatalf("death quote %q", got)
 	}
-}
-
-// The worker died of memory exhaustion long after a request that printed
-// other things; the record must name the fatal error, once, and nothing else.
-func TestOutputWorkerDiedNamesItsFatalErrorOnly(t *testing.T) {
-	prepend := writePHP(t, "prepend.php", `<?php fwrite(STDERR, "debug: booting\nPHP Warning:  earlier request noise\n");`)
-	h := &outRecs{}
-	cmd := []string{"php", "-n", "-d", "display_errors=stderr", "-d", "log_errors=1", "-d", "memory_limit=32M", "-d", "auto_prepend_file=" + prepend, mustAbs(t, "testdata/worker.php")}
-	p := newPool(t, Options{NumWorkers: 1, Command: cmd, Logger: slog.New(h)})
-	must(t, p, "echo:x")
-	if _, err := run(t, p, "leak:65536"); !errors.Is(err, ErrCrashed) {
-		t.Fatalf("want ErrCrashed, got %v", err)
-	}
-	died := h.wait(t, "worker died", func(r outRec) bool { return r.msg == "worker died" })
-	all := strings.Join(mapValues(died.attrs), "\n")
-	if strings.Contains(all, "noise") || strings.Contains(all, "booting") {
-		t.Errorf("the death record quotes output of earlier requests: %+v", died.attrs)
-	}
-	if n := strings.Count(all, "Allowed memory size of 33554432 bytes exhausted"); n != 1 {
-		t.Errorf("the death record names the memory error %d times: %+v", n, died.attrs)
-	}
-	if died.attrs["status"] == "" {
-		t.Errorf("no exit status: %+v", died.attrs)
-	}
-}
-
-// PHP printed "Hello before handshake\n" where the relay expected a frame;
-// the error once read "Hello beforeHello before handshake\n".
-func TestBootErrorQuotesWhatPHPPrintedExactly(t *testing.T) {
-	noisy := writePHP(t, "exits.php", "<?php\necho \"debug: booting\\n\";\nfwrite(STDERR, \"about to fail\\n\");\nexit(2);\n")
-	cases := []struct {
-		name      string
-		o         Options
-		said, not string
-	}{
-		{"stray echo on the stdio relay", Options{Relay: "stdio", Env: []string{"STRAY_ECHO=1"}}, "\nPHP said:\nHello before handshake", "beforeHello"},
-		{"output on stdout and stderr", Options{Command: []string{"php", "-n", noisy}}, "\nPHP said:\ndebug: booting\nabout to fail", "bootidebug"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if c.o.Command == nil {
-				c.o.Command = phpCommand(t, "testdata/worker.php")
-			}
-			c.o.NumWorkers = 1
-			c.o.AllocateTimeout = 5 * time.Second
-			c.o.Logger = slog.New(&outRecs{})
-			_, err := New(c.o)
-			if err == nil || !strings.Contains(err.Error(), c.said) || strings.Contains(err.Error(), c.not) {
-				t.Fatalf("want the error to quote %q, got:\n%v", c.said, err)
-			}
-		})
-	}
-}
-
-// Only a script that finished normally is told it ran to its end: a crash or an
-// exit(2) before the handshake is a different fault, which PHP's message names.
-func TestBootErrorSaysAScriptRanToItsEndOnlyOnExitZero(t *testing.T) {
-	for _, c := range []struct {
-		code string
-		hint bool
-	}{
-		{"<?php echo \"<html>page</html>\\n\";", true},
-		{"<?php echo \"about to fail\\n\"; exit(2);", false},
-	} {
-		script := writePHP(t, "front.php", c.code)
-		_, err := New(Options{NumWorkers: 1, Command: []string{"php", "-n", script}, AllocateTimeout: 5 * time.Second, Logger: slog.New(&outRecs{})})
-		if err == nil {
-			t.Fatalf("%s started", c.code)
-		}
-		if got := strings.Contains(err.Error(), script+" ran to its end without serving"); got != c.hint {
-			t.Errorf("%s: hint %v, want %v:\n%v", c.code, got, c.hint, err)
-		}
-	}
-}
-
-func mustAbs(t *testing.T, p string) string {
-	t.Helper()
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
-}
-
-func mapValues(m map[string]string) []string {
-	var vs []string
-	for _, v := range m {
-		vs = append(vs, v)
-	}
-	return vs
 }
