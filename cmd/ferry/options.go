@@ -16,6 +16,7 @@ import (
 
 	"github.com/ferry-php/ferry/internal/config"
 	"github.com/ferry-php/ferry/internal/gateway"
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/lograte"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
@@ -195,8 +196,8 @@ func httpServer(s config.ServerConfig, h *gateway.Handler, log *slog.Logger) *fa
 	return h.Server(serverLimits(s, log))
 }
 
-func serverLimits(s config.ServerConfig, log *slog.Logger) gateway.ServerLimits {
-	return gateway.ServerLimits{
+func serverLimits(s config.ServerConfig, log *slog.Logger) listen.Limits {
+	return listen.Limits{
 		ReadHeaderTimeout: s.ReadHeaderTimeout, ReadTimeout: s.ReadTimeout,
 		WriteTimeout: s.WriteTimeout, IdleTimeout: s.IdleTimeout,
 		MaxHeaderSize: int(s.MaxHeaderSize), MaxConnections: s.MaxConnections,

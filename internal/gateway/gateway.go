@@ -6,7 +6,7 @@
 // net/http (wrk -t2 -c50, same run), and the front's CPU is CPU the PHP workers
 // do not get. fasthttp has no HTTP/2: HTTPS (HTTP/1.1 and HTTP/2) and h2c are
 // served by net/http beside it, whose requests enter the same Serve through
-// ServeHTTP (stdhttp.go), so each rule of the front is written once.
+// the shim in package listen (StdServer), so each rule of the front is written once.
 package gateway
 
 import (
@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
 )
@@ -234,7 +235,7 @@ func (h *Handler) discardBody(ctx *fasthttp.RequestCtx) {
 func (h *Handler) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
 	ctx.SetConnectionClose()
 	if c, ok := ctx.Conn().(*conn); ok {
-		c.linger.Store(true)
+		c.Linger()
 	}
 	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
 	ctx.SetContentType("text/plain; charset=utf-8")
@@ -292,10 +293,10 @@ func ProtocolError(ctx *fasthttp.RequestCtx, err error) {
 	if c, ok := ctx.Conn().(*conn); ok {
 		// The request was not read to its end: let the answer through
 		// before the unread bytes make the close a reset.
-		c.linger.Store(true)
+		c.Linger()
 	}
 	switch {
-	case errors.Is(err, errMalformedHeader):
+	case errors.Is(err, listen.ErrMalformedHeader):
 		ctx.Error("malformed HTTP request: a header line without a colon\n", fasthttp.StatusBadRequest)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		ctx.Error("request body larger than max_body_size\n", fasthttp.StatusRequestEntityTooLarge)

@@ -7,6 +7,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/ferry-php/ferry/internal/listen"
 )
 
 // BenchmarkServeHello runs the whole HTTP/1.1 path of the front (the guarded
@@ -19,8 +21,8 @@ func BenchmarkServeHello(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := New(&scripted{}, Options{}).Server(ServerLimits{MaxHeaderSize: 64 << 10, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
-	go srv.Serve(Listen(ln, ListenOptions{Front: true}))
+	srv := New(&scripted{}, Options{}).Server(listen.Limits{MaxHeaderSize: 64 << 10, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	go srv.Serve(listen.Listen(ln, listen.Options{Front: NewConn}))
 	defer srv.Shutdown()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/valyala/fasthttp"
 )
 
@@ -49,7 +50,7 @@ func listenStatic(t *testing.T, h fasthttp.RequestHandler) string {
 	}
 	srv := &fasthttp.Server{Handler: h, Name: "ferry-test"}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(Listener(ln)) }()
+	go func() { done <- srv.Serve(listen.Listen(ln, listen.Options{Front: NewConn})) }()
 	t.Cleanup(func() {
 		srv.Shutdown()
 		<-done

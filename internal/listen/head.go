@@ -1,12 +1,14 @@
-package gateway
+package listen
 
 import (
 	"bytes"
 	"errors"
 )
 
-// errMalformedHeader reaches ProtocolError, which answers 400.
-var errMalformedHeader = errors.New("malformed HTTP request: a header line without a colon")
+// ErrMalformedHeader is what a Conn's Read returns for a header block with a
+// line that is not a field: fasthttp hands it to its ErrorHandler, which
+// answers 400.
+var ErrMalformedHeader = errors.New("malformed HTTP request: a header line without a colon")
 
 // maxHeadScan bounds the bytes a connection keeps while a header block arrives
 // in pieces; beyond it fasthttp's own max_header_size answers 431 first.
@@ -21,7 +23,7 @@ const maxHeadScan = 64 << 10
 type headCheck struct {
 	done bool // this request's header block has been seen whole
 	// blocks counts the header blocks seen first after a response went out
-	// (earlyWriteSafe compares it with the requests served).
+	// (HeadBlocks).
 	blocks uint64
 	bad    bool   // and it held a line without a colon
 	part   []byte // a header block that arrived in pieces so far

@@ -1,21 +1,16 @@
-package gateway
+package listen
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
 	"os"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/ferry-php/ferry/internal/pool"
 )
 
 // pair returns a wrapped server-side conn and the raw client side.
-func pair(t *testing.T) (*conn, net.Conn) {
+func pair(t *testing.T) (*Conn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -26,16 +21,16 @@ func pair(t *testing.T) (*conn, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := Listener(ln).Accept()
+	sc, err := Listen(ln, Options{Front: NewConn}).Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cl.Close(); sc.(*conn).TCPConn.Close() })
-	return sc.(*conn), cl
+	t.Cleanup(func() { cl.Close(); sc.(*Conn).TCPConn.Close() })
+	return sc.(*Conn), cl
 }
 
 // readTimeout blocks in Read until it fails and reports after how long.
-func readTimeout(t *testing.T, c *conn) time.Duration {
+func readTimeout(t *testing.T, c *Conn) time.Duration {
 	t.Helper()
 	start := time.Now()
 	_, err := c.Read(make([]byte, 10))
@@ -121,38 +116,5 @@ func TestSendfileHonoursTheDeadlineMovedLater(t *testing.T) {
 	d := time.Since(now)
 	if !errors.Is(err, os.ErrDeadlineExceeded) || d < 450*time.Millisecond {
 		t.Fatalf("sendfile ended after %v with %v, want a deadline error after about 500ms", d, err)
-	}
-}
-
-// A request without a body keeps its header deadline through its job: a job
-// longer than read_header_timeout must not cost the connection, and the next
-// request on it is served, and still held to read_header_timeout.
-func TestLongJobKeepsTheConnection(t *testing.T) {
-	exec := &scripted{answer: func(ctx context.Context, jobCtx, body []byte) (pool.Result, error) {
-		if strings.Contains(string(jobCtx), `"/slow"`) {
-			time.Sleep(500 * time.Millisecond)
-		}
-		return pool.Result{Context: []byte(`{"status":200}`), Body: []byte("ok")}, nil
-	}}
-	addr := front(t, Options{}, ServerLimits{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second}, exec)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	r := bufio.NewReader(c)
-	for _, path := range []string{"/slow", "/next"} {
-		io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: a\r\n\r\n")
-		if got := readStatus(t, r); !strings.HasPrefix(got, "HTTP/1.1 200") {
-			t.Fatalf("%s: %q", path, got)
-		}
-		for line, _ := r.ReadString('\n'); line != "\r\n"; line, _ = r.ReadString('\n') {
-		}
-		io.ReadFull(r, make([]byte, 2))
-	}
-	io.WriteString(c, "GET /late HTTP/1.1\r\n") // and the rest never comes
-	start := time.Now()
-	if got := readStatus(t, r); !strings.HasPrefix(got, "HTTP/1.1 408") || time.Since(start) > 3*time.Second {
-		t.Fatalf("a header left unfinished: %q after %v, want 408 at read_header_timeout", got, time.Since(start))
 	}
 }

@@ -1,7 +1,6 @@
-package gateway
+package listen
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"io"
@@ -210,96 +209,3 @@ func (c *stdConn) SetWriteDeadline(time.Time) error { return nil }
 
 func (c *stdTLSConn) Handshake() error                     { return nil }
 func (c *stdTLSConn) ConnectionState() tls.ConnectionState { return *c.tls }
-
-func isStd(c net.Conn) bool {
-	_, ok := stdContext(c)
-	return ok
-}
-
-// stdWriter is the ResponseWriter of a request net/http read, or nil.
-func stdWriter(c net.Conn) http.ResponseWriter {
-	switch sc := c.(type) {
-	case *stdConn:
-		return sc.w
-	case *stdTLSConn:
-		return sc.w
-	}
-	return nil
-}
-
-// writeStdInformational sends a 1xx (103 Early Hints) through net/http, on
-// HTTP/2 as a HEADERS frame. head is the HTTP/1.1 form informational() built
-// and checked; its fields must not stay for the final response.
-func writeStdInformational(w http.ResponseWriter, status int, head []byte) error {
-	lines := strings.Split(strings.TrimSuffix(string(head), "\r\n\r\n"), "\r\n")
-	hdr := w.Header()
-	var names []string
-	for _, l := range lines[1:] {
-		k, v, _ := strings.Cut(l, ": ")
-		hdr.Add(k, v)
-		names = append(names, k)
-	}
-	w.WriteHeader(status)
-	for _, k := range names {
-		hdr.Del(k)
-	}
-	return nil
-}
-
-// stdContext is what a job waits under for a request net/http read: the
-// request's context ends when the client resets the stream or closes the
-// connection, never because the server drains.
-func stdContext(c net.Conn) (context.Context, bool) {
-	switch sc := c.(type) {
-	case *stdConn:
-		return sc.ctx, true
-	case *stdTLSConn:
-		return sc.ctx, true
-	}
-	return nil, false
-}
-
-// checkStd is checkRequest for a request net/http has already parsed and
-// framed: the target and Host grammar and the limits that are Ferry's own.
-func checkStd(ctx *fasthttp.RequestCtx, maxHeaders int) *rejection {
-	h := &ctx.Request.Header
-	form := parseTarget(h.Method(), h.RequestURI())
-	if form == formAbsolute && string(h.Protocol()) == "HTTP/2.0" {
-		form = formInvalid // RFC 9113 §8.3.1: :path is origin-form or "*"
-	}
-	if form == formInvalid {
-		return &rejection{fasthttp.StatusBadRequest, "invalid request target"}
-	}
-	if h.Len() > maxHeaders {
-		return &rejection{fasthttp.StatusRequestHeaderFieldsTooLarge, "too many request header fields"}
-	}
-	// net/http gives :authority, or else the Host field, as the host;
-	// HTTP/1.1 it has checked for one Host line already.
-	host := h.Host()
-	switch {
-	case len(host) == 0 && string(h.Protocol()) != "HTTP/1.0":
-		return &rejection{fasthttp.StatusBadRequest, "missing required Host header"}
-	case len(host) > 0 && !validHostField(host):
-		return &rejection{fasthttp.StatusBadRequest, "invalid Host header"}
-	}
-	// HTTP/2 keeps a Host field beside :authority in the header; it must
-	// name the same host (RFC 9113 §8.3.1) and be valid and single.
-	if lines := stdHostLines(ctx.Conn()); len(lines) > 1 {
-		return &rejection{fasthttp.StatusBadRequest, "more than one Host header"}
-	} else if len(lines) == 1 && !bytes.EqualFold([]byte(lines[0]), host) {
-		return &rejection{fasthttp.StatusBadRequest, "Host header differs from :authority"}
-	}
-	return settleTarget(ctx, form)
-}
-
-// stdHostLines are the Host field lines net/http left in the header (HTTP/2
-// only: its HTTP/1 server removes them).
-func stdHostLines(c net.Conn) []string {
-	switch sc := c.(type) {
-	case *stdConn:
-		return sc.hosts
-	case *stdTLSConn:
-		return sc.hosts
-	}
-	return nil
-}

@@ -1,4 +1,4 @@
-package gateway
+package listen
 
 import (
 	"bytes"
@@ -71,11 +71,11 @@ func (u *H2C) Wrap(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 // anything may still use c: fasthttp then recycles c and its read buffer.
 func (u *H2C) serve(c net.Conn, req *http.Request, settings []byte) {
 	oc := ownConn(c)
-	if fc, ok := oc.sock.(*conn); ok {
-		fc.h2 = true // frames from here: no HTTP/1 header block to check
+	if fc, ok := oc.sock.(FrontConn); ok {
+		fc.Base().h2 = true // frames from here: no HTTP/1 header block to check
 	}
 	defer oc.release()
-	defer recoverConn(oc, "serving an upgraded h2c connection")
+	defer RecoverConn(oc, "serving an upgraded h2c connection")
 	if !u.track(oc) {
 		oc.Write([]byte("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
 		return
@@ -275,7 +275,7 @@ func upgradeRequest(ctx *fasthttp.RequestCtx) (*http.Request, error) {
 		return nil, err
 	}
 	req.RequestURI = string(ctx.RequestURI())
-	req.RemoteAddr = remoteAddr(ctx)
+	req.RemoteAddr = ctx.RemoteAddr().String()
 	ctx.Request.Header.VisitAll(func(k, v []byte) {
 		switch string(k) {
 		case "Host", "Connection", "Upgrade", "Http2-Settings", "Keep-Alive", "Transfer-Encoding", "Te":

@@ -1,4 +1,13 @@
-package gateway
+// Package listen is the front's side of its sockets, everything between a
+// listening socket and the request handler: the listeners (a connection
+// budget for every protocol, accept errors waited out), the connection the
+// HTTP/1.1 server reads (lazy deadlines, lingering close, the header-block
+// check fasthttp lacks), the sorting of h2c from HTTP/1 and the upgrade to
+// h2c, the TLS certificate, the recovery from a panic on a connection, and
+// the net/http shim that hands requests read by net/http (HTTPS, HTTP/2,
+// h2c) to the same fasthttp handler as the plain front. What a request
+// means, and what PHP makes of it, is package gateway's.
+package listen
 
 import (
 	"errors"
@@ -35,18 +44,19 @@ func (l *ConnLimit) take() bool {
 
 func (l *ConnLimit) give() { l.open.Add(-1) }
 
-// ListenOptions say how Listen guards a listener.
-type ListenOptions struct {
+// Options say how Listen guards a listener.
+type Options struct {
 	Limit *ConnLimit // nil: no limit
 	// Refuse is written to a connection over the limit before it is closed:
 	// a 503 on a plain HTTP port (Refuse503); nothing on a TLS one.
 	Refuse []byte
 	Name   string // names the listener in log lines
 	Log    *slog.Logger
-	// Front: fasthttp reads these connections (or SplitH2C sorts them
-	// first). Their TCP connections come out as *conn, with the lazy
-	// deadlines, lingering close and header check it adds.
-	Front bool
+	// Front is set when fasthttp reads these connections (or SplitH2C sorts
+	// them first): it makes the FrontConn each TCP connection comes out as,
+	// with the lazy deadlines, lingering close and header check of Conn.
+	// NewConn makes a bare Conn; the gateway's adds its per-request state.
+	Front func(*net.TCPConn) FrontConn
 }
 
 // Refuse503 is what a plain HTTP connection over server.max_connections gets.
@@ -56,9 +66,9 @@ var Refuse503 = []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/p
 // Listen guards ln for the front: running out of descriptors or memory
 // while accepting is waited out instead of ending the server (as net/http
 // does, and fasthttp does not), connections beyond opt.Limit are refused at
-// once, and TCP connections come out as *conn (lazy deadlines, lingering
-// close) that give their place back when closed.
-func Listen(ln net.Listener, opt ListenOptions) net.Listener {
+// once, and TCP connections come out as opt.Front makes them (lazy
+// deadlines, lingering close) and give their place back when closed.
+func Listen(ln net.Listener, opt Options) net.Listener {
 	if opt.Log == nil {
 		opt.Log = slog.Default()
 	}
@@ -68,12 +78,9 @@ func Listen(ln net.Listener, opt ListenOptions) net.Listener {
 	return &guarded{Listener: ln, opt: opt}
 }
 
-// Listener is Listen for fasthttp with no connection limit.
-func Listener(ln net.Listener) net.Listener { return Listen(ln, ListenOptions{Front: true}) }
-
 type guarded struct {
 	net.Listener
-	opt ListenOptions
+	opt Options
 }
 
 // Accept backs off from 5 ms to 1 s while the error lasts, with one log line
@@ -108,8 +115,10 @@ func (g *guarded) Accept() (net.Conn, error) {
 			g.refuse(c)
 			continue
 		}
-		if tc, ok := c.(*net.TCPConn); ok && g.opt.Front {
-			return &conn{TCPConn: tc, remote: tc.RemoteAddr().String(), limit: g.opt.Limit}, nil
+		if tc, ok := c.(*net.TCPConn); ok && g.opt.Front != nil {
+			fc := g.opt.Front(tc)
+			fc.Base().limit = g.opt.Limit
+			return fc, nil
 		}
 		return &countedConn{Conn: c, limit: g.opt.Limit}, nil
 	}

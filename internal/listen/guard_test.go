@@ -1,9 +1,10 @@
-package gateway
+package listen
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -52,7 +53,7 @@ func TestPanicInAHandlerEndsOnlyItsConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &fasthttp.Server{Handler: Recover(panicking, log)}
-	go srv.Serve(Listener(ln))
+	go srv.Serve(Listen(ln, Options{Front: NewConn}))
 	defer srv.Shutdown()
 	before := Panics()
 	got := roundTrip(t, ln.Addr().String(), "GET /boom HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -67,7 +68,7 @@ func TestPanicInAHandlerEndsOnlyItsConnection(t *testing.T) {
 	}
 
 	// net/http's stacks: the stream is reset, the panic counted once.
-	std := StdServer(panicking, ServerLimits{}, 0, false, log)
+	std := StdServer(panicking, Limits{}, 0, false, log)
 	hln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +165,24 @@ func emfileChild() {
 	}
 	fmt.Println(ln.Addr())
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.WriteString("ok") }, ReadTimeout: 300 * time.Millisecond}
-	err = srv.Serve(Listen(ln, ListenOptions{Front: true, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}))
+	err = srv.Serve(Listen(ln, Options{Front: NewConn, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))}))
 	fmt.Fprintln(os.Stderr, "Serve returned:", err)
 	os.Exit(1)
+}
+
+// roundTrip sends raw bytes and reads until the server closes or 5 s pass;
+// it returns everything the server sent.
+func roundTrip(t *testing.T, addr, raw string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	return string(b)
 }

@@ -1,4 +1,4 @@
-package gateway
+package listen
 
 import (
 	stdlog "log"
@@ -10,12 +10,24 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+// Limits are the front's timeouts and connection limits (server.* in
+// docs/config.md). Zero durations mean no limit.
+type Limits struct {
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration // the body, once the headers are in
+	WriteTimeout      time.Duration // writing the answer
+	IdleTimeout       time.Duration // 0 = ReadTimeout
+	MaxHeaderSize     int           // bytes of the header block; 431 beyond
+	MaxConnections    int           // 0 = no limit; enforced by Listen's ConnLimit, for every protocol
+	Logger            fasthttp.Logger
+}
+
 // StdServer returns the net/http server for the stacks fasthttp lacks:
 // HTTPS (HTTP/1.1 and HTTP/2 by ALPN; serve it with ServeTLS) or, with tls
 // false, HTTP/2 without TLS for the connections SplitH2C sets apart. Both
 // send every request to next, the plain front's handler, under the front's
 // limits.
-func StdServer(next fasthttp.RequestHandler, l ServerLimits, streams int, tls bool, log *slog.Logger) *http.Server {
+func StdServer(next fasthttp.RequestHandler, l Limits, streams int, tls bool, log *slog.Logger) *http.Server {
 	idle := l.IdleTimeout
 	if idle == 0 {
 		idle = l.ReadTimeout

@@ -1,4 +1,4 @@
-package gateway
+package listen
 
 import (
 	"crypto/tls"

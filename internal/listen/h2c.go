@@ -1,4 +1,4 @@
-package gateway
+package listen
 
 import (
 	"bytes"
@@ -48,12 +48,13 @@ func (s *splitter) accept() {
 }
 
 func (s *splitter) sort(c net.Conn) {
-	defer recoverConn(c, "sorting a connection")
-	// The socket itself is read: conn.Read would take these bytes for the
+	defer RecoverConn(c, "sorting a connection")
+	// The socket itself is read: Conn.Read would take these bytes for the
 	// start of a header block, and they are given back to it whole after.
 	raw := c
-	if fc, ok := c.(*conn); ok {
-		raw = fc.TCPConn
+	fc, front := c.(FrontConn)
+	if front {
+		raw = fc.Base().TCPConn
 	}
 	raw.SetReadDeadline(time.Now().Add(s.timeout))
 	var buf [len(h2Preface)]byte
@@ -76,8 +77,9 @@ func (s *splitter) sort(c net.Conn) {
 		out = s.h2
 	}
 	var wrapped net.Conn = &replayConn{Conn: c, pre: pre}
-	if fc, ok := c.(*conn); ok {
-		fc.pre, fc.h2, wrapped = pre, isH2, fc
+	if front {
+		b := fc.Base()
+		b.pre, b.h2, wrapped = pre, isH2, fc
 	}
 	select {
 	case out <- wrapped:

@@ -1,4 +1,4 @@
-package gateway
+package listen
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// conn keeps the deadlines fasthttp asks for without re-arming a runtime timer
+// Conn keeps the deadlines fasthttp asks for without re-arming a runtime timer
 // each time: fasthttp moves the read deadline three times and the write
 // deadline once per request, and on a keep-alive connection each move only
 // pushes the deadline later. A later deadline is just recorded; the earlier one
@@ -18,20 +18,43 @@ import (
 // carries on. So no deadline ever fires early, and a busy connection pays for
 // one timer move per timeout period instead of four per request. Deadlines are
 // unix nanoseconds, 0 for none.
-type conn struct {
+//
+// A Conn is made by Options.Front, alone (NewConn) or as the first field of
+// a type that keeps state of its own per connection: that type is what the
+// handler finds in RequestCtx.Conn, with no further indirection.
+type Conn struct {
 	*net.TCPConn
-	remote              string // RemoteAddr().String(), for every request's context
 	readWant, readSet   atomic.Int64
 	writeWant, writeSet atomic.Int64
 	linger              atomic.Bool // set when the server answered before reading the whole request
 	head                headCheck
-	gone                clientGone // the running request's job context
 	pre                 []byte     // first bytes SplitH2C read to sort the connection
 	h2                  bool       // HTTP/2 (sorted by SplitH2C, or upgraded): frames, no header block to check
-	timing              timing     // the running request's job timing (timing.go)
 	limit               *ConnLimit // given back once, when the socket is closed
 	closed              atomic.Bool
 }
+
+// FrontConn is a connection a front listener hands out: a Conn, or a type
+// embedding one.
+type FrontConn interface {
+	net.Conn
+	Base() *Conn
+}
+
+// NewConn is Options.Front for a listener that needs nothing beyond Conn.
+func NewConn(tc *net.TCPConn) FrontConn { return &Conn{TCPConn: tc} }
+
+// Base is the Conn itself, for a type embedding it.
+func (c *Conn) Base() *Conn { return c }
+
+// Linger makes Close drain what the client still sends before closing: the
+// server answered before reading the whole request (see Close).
+func (c *Conn) Linger() { c.linger.Store(true) }
+
+// HeadBlocks counts the header blocks read first after a response went out
+// (or at the connection's start): equal to the requests served when no
+// request arrived before the previous response had gone out.
+func (c *Conn) HeadBlocks() uint64 { return c.head.blocks }
 
 func unixNano(t time.Time) int64 {
 	if t.IsZero() {
@@ -40,15 +63,15 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func (c *conn) SetDeadline(t time.Time) error {
+func (c *Conn) SetDeadline(t time.Time) error {
 	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
 }
 
-func (c *conn) SetReadDeadline(t time.Time) error {
+func (c *Conn) SetReadDeadline(t time.Time) error {
 	return setLazy(t, &c.readWant, &c.readSet, c.TCPConn.SetReadDeadline)
 }
 
-func (c *conn) SetWriteDeadline(t time.Time) error {
+func (c *Conn) SetWriteDeadline(t time.Time) error {
 	return setLazy(t, &c.writeWant, &c.writeSet, c.TCPConn.SetWriteDeadline)
 }
 
@@ -79,12 +102,12 @@ func rearm(err error, want, set *atomic.Int64, arm func(time.Time) error) bool {
 	return arm(time.Unix(0, w)) == nil
 }
 
-func (c *conn) Read(b []byte) (int, error) {
+func (c *Conn) Read(b []byte) (int, error) {
 	if c.head.bad {
 		// fasthttp waits for a colon that will never come; the header block
 		// is complete, so the request is malformed now, not at the timeout.
 		c.head.bad = false
-		return 0, errMalformedHeader
+		return 0, ErrMalformedHeader
 	}
 	if len(c.pre) > 0 {
 		n := copy(b, c.pre)
@@ -105,7 +128,7 @@ func (c *conn) Read(b []byte) (int, error) {
 	}
 }
 
-func (c *conn) Write(b []byte) (int, error) {
+func (c *Conn) Write(b []byte) (int, error) {
 	if !bytes.HasPrefix(b, []byte("HTTP/1.1 1")) { // a 1xx (100 Continue, 103) comes before the response, not after it
 		c.head.arm()
 	}
@@ -123,7 +146,7 @@ func (c *conn) Write(b []byte) (int, error) {
 // lazy write deadline like Write: a deadline armed for an earlier response
 // on the connection may fire mid-file and only needs re-arming. A reader the
 // kernel cannot send from goes through Write.
-func (c *conn) ReadFrom(r io.Reader) (int64, error) {
+func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	if !sendfileable(r) {
 		return io.Copy(struct{ io.Writer }{c}, r)
 	}
@@ -154,7 +177,7 @@ func sendfileable(r io.Reader) bool {
 //
 // Only such a connection lingers: an idle keep-alive connection closed at
 // shutdown must go at once, or it holds the drain for its whole idle timeout.
-func (c *conn) Close() error {
+func (c *Conn) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		return c.TCPConn.Close() // a second close: its error, nothing given back twice
 	}
@@ -174,7 +197,7 @@ func (c *conn) Close() error {
 
 // closeNow closes the socket and gives its place back under max_connections:
 // a lingering connection still holds a descriptor until then.
-func (c *conn) closeNow() error {
+func (c *Conn) closeNow() error {
 	err := c.TCPConn.Close()
 	if c.limit != nil {
 		c.limit.give()

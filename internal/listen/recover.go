@@ -1,4 +1,4 @@
-package gateway
+package listen
 
 import (
 	"fmt"
@@ -39,10 +39,10 @@ func Recover(next fasthttp.RequestHandler, log *slog.Logger) fasthttp.RequestHan
 	}
 }
 
-// recoverConn is deferred by each goroutine the front starts for one
+// RecoverConn is deferred by each goroutine the front starts for one
 // connection (sorting h2c from HTTP/1, an upgraded h2c connection, a hijacked
 // stream): a panic there ends that connection only.
-func recoverConn(c net.Conn, what string) {
+func RecoverConn(c net.Conn, what string) {
 	if v := recover(); v != nil {
 		logPanic(slog.Default(), v, what, "remote", c.RemoteAddr().String())
 		c.Close()
