@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/compress"
 	"github.com/ferry-php/ferry/internal/config"
 	"github.com/ferry-php/ferry/internal/gateway"
 	"github.com/ferry-php/ferry/internal/listen"
@@ -163,9 +164,9 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 	if s.Static.Dir != "" {
 		static = &gateway.Static{Dir: s.Static.Dir, Prefix: s.Static.Prefix, Forbid: s.Static.Forbid, CacheControl: s.Static.CacheControl}
 	}
-	var compression *gateway.Compression
+	var compression *compress.Options
 	if cz := s.Compression; cz.Enabled && len(cz.Algorithms) > 0 {
-		compression = &gateway.Compression{MinSize: int(cz.MinSize), Types: cz.Types, Algorithms: cz.Algorithms}
+		compression = &compress.Options{MinSize: int(cz.MinSize), Types: cz.Types, Algorithms: cz.Algorithms}
 	}
 	u := s.Uploads
 	return gateway.Options{

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/compress"
 	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
@@ -38,8 +39,8 @@ type Options struct {
 	Uploads        UploadLimits
 	TrustedProxies []netip.Prefix
 	Static         *Static
-	RoadRunner     RRCodec      // 0: Ferry workers; else RoadRunner's payloads (rr.go)
-	Compression    *Compression // nil: answers go as PHP wrote them
+	RoadRunner     RRCodec           // 0: Ferry workers; else RoadRunner's payloads (rr.go)
+	Compression    *compress.Options // nil: answers go as PHP wrote them
 	// The workers' max_input_vars and max_input_nesting_level, which bound
 	// $_COOKIE as the front builds it; PHP's defaults (1000, 64) when <= 0.
 	MaxInputVars, MaxInputNesting int

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ferry-php/ferry/internal/compress"
 	"github.com/valyala/fasthttp"
 )
 
@@ -144,7 +145,7 @@ func (s *Static) docroot() *staticRoot {
 
 // precompressed opens the sibling the client prefers among those it accepts.
 func (s *Static) precompressed(root *staticRoot, rel string, ae []byte) (*os.File, fileMeta, string) {
-	br, gz := acceptQ(ae, "br", ""), acceptQ(ae, "gzip", "x-gzip")
+	br, gz := compress.AcceptQ(ae, "br", ""), compress.AcceptQ(ae, "gzip", "x-gzip")
 	order := [2]struct {
 		q        int
 		enc, suf string

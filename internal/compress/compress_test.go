@@ -1,4 +1,4 @@
-package gateway
+package compress
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-func compressed(t *testing.T, c *Compression, accept, ctype string, body []byte, extra ...string) *fasthttp.Response {
+func compressed(t *testing.T, c *Options, accept, ctype string, body []byte, extra ...string) *fasthttp.Response {
 	t.Helper()
 	var ctx fasthttp.RequestCtx
 	ctx.Request.Header.SetMethod("GET")
@@ -29,7 +29,7 @@ func compressed(t *testing.T, c *Compression, accept, ctype string, body []byte,
 		ctx.Response.Header.Set(extra[i], extra[i+1])
 	}
 	ctx.Response.SetBodyRaw(body)
-	newCompressor(c).apply(&ctx)
+	New(c).Apply(&ctx)
 	var out fasthttp.Response
 	ctx.Response.CopyTo(&out)
 	return &out
@@ -66,8 +66,8 @@ func decode(t *testing.T, enc string, b []byte) []byte {
 
 var page = []byte(strings.Repeat("<p>Hello, compressible world</p>\n", 200))
 
-func all() *Compression {
-	return &Compression{MinSize: 1024, Algorithms: []string{"zstd", "br", "gzip"}}
+func all() *Options {
+	return &Options{MinSize: 1024, Algorithms: []string{"zstd", "br", "gzip"}}
 }
 
 func TestCompressionNegotiates(t *testing.T) {
@@ -150,7 +150,7 @@ func TestCompressionTypesAndHeaders(t *testing.T) {
 	if got := string(resp.Header.Peek("Vary")); got != "accept-encoding" {
 		t.Errorf("Vary %q: Accept-Encoding listed twice", got)
 	}
-	only := &Compression{MinSize: 0, Types: []string{"application/x-custom"}, Algorithms: []string{"gzip"}}
+	only := &Options{MinSize: 0, Types: []string{"application/x-custom"}, Algorithms: []string{"gzip"}}
 	if resp := compressed(t, only, "gzip", "text/html", page); len(resp.Header.ContentEncoding()) != 0 {
 		t.Error("text/html compressed though only application/x-custom is listed")
 	}

@@ -1,4 +1,11 @@
-package gateway
+// Package compress compresses PHP's answers on the fly for clients that
+// accept it (server.compression): br, zstd or gzip by the client's
+// Accept-Encoding weights and the server's order, for the media types
+// configured, whole answers in place and streamed ones part by part, each
+// part flushed. It also reads Accept-Encoding for the static files'
+// precompressed siblings (AcceptQ). It needs no worker; the gateway calls it
+// on the answers it has.
+package compress
 
 import (
 	"bytes"
@@ -13,8 +20,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Compression says which PHP answers are compressed and how.
-type Compression struct {
+// Options say which PHP answers are compressed and how.
+type Options struct {
 	MinSize    int      // bodies shorter than this go as they are: the headers would eat the gain
 	Types      []string // media types ("text/*" matches a whole family; parameters ignored)
 	Algorithms []string // in the server's order of preference: br, zstd, gzip
@@ -105,8 +112,8 @@ var encoders = map[string]encoder{
 	}, pooled[*zstd.Encoder](&zstdStreamPool)},
 }
 
-// compressor applies a Compression to answers.
-type compressor struct {
+// Compressor applies Options to answers.
+type Compressor struct {
 	min      int
 	exact    map[string]bool
 	prefixes []string // "text/" for "text/*"
@@ -114,11 +121,12 @@ type compressor struct {
 	algos    []encoder
 }
 
-func newCompressor(c *Compression) *compressor {
+// New returns the Compressor for c, or nil when c compresses nothing.
+func New(c *Options) *Compressor {
 	if c == nil || len(c.Algorithms) == 0 {
 		return nil
 	}
-	k := &compressor{min: c.MinSize, exact: map[string]bool{}}
+	k := &Compressor{min: c.MinSize, exact: map[string]bool{}}
 	for _, a := range c.Algorithms {
 		if e, ok := encoders[a]; ok {
 			k.algos = append(k.algos, e)
@@ -142,10 +150,10 @@ func newCompressor(c *Compression) *compressor {
 	return k
 }
 
-// apply compresses the response body in place when the client accepts an
+// Apply compresses the response body in place when the client accepts an
 // encoding, the body is large enough, of a compressible type, not encoded
 // already, and comes out smaller.
-func (k *compressor) apply(ctx *fasthttp.RequestCtx) {
+func (k *Compressor) Apply(ctx *fasthttp.RequestCtx) {
 	resp := &ctx.Response
 	body := resp.Body()
 	if len(body) < k.min || len(body) == 0 || ctx.IsHead() {
@@ -166,7 +174,7 @@ func (k *compressor) apply(ctx *fasthttp.RequestCtx) {
 
 // negotiate picks the encoding for the response whose head is in ctx, or nil
 // when it goes as it is; the size of the body is the caller's business.
-func (k *compressor) negotiate(ctx *fasthttp.RequestCtx) *encoder {
+func (k *Compressor) negotiate(ctx *fasthttp.RequestCtx) *encoder {
 	resp := &ctx.Response
 	status := resp.StatusCode()
 	if status < 200 || status == fasthttp.StatusNoContent || status == fasthttp.StatusPartialContent || status == fasthttp.StatusNotModified {
@@ -190,71 +198,7 @@ func encoded(h *fasthttp.ResponseHeader, e *encoder) {
 	}
 }
 
-// compressStream encodes a streamed body part by part, flushing the
-// compressor after each, so that every part reaches the client as soon as
-// PHP sent it (an event stream must not wait for the compressor's window to
-// fill). A part costs a few bytes of flush marker; the dictionary carries over.
-type compressStream struct {
-	src     *streamBody
-	w       flushWriter
-	release func()
-	out     bytes.Buffer
-	err     error
-}
-
-func (k *compressor) stream(ctx *fasthttp.RequestCtx, src *streamBody) io.ReadCloser {
-	e := k.negotiate(ctx)
-	if e == nil {
-		return src
-	}
-	encoded(&ctx.Response.Header, e)
-	c := &compressStream{src: src}
-	c.w, c.release = e.open(&c.out)
-	return c
-}
-
-func (c *compressStream) Read(p []byte) (int, error) {
-	for c.out.Len() == 0 {
-		if c.err != nil {
-			return 0, c.err
-		}
-		part, err := c.src.part()
-		switch {
-		case err == io.EOF:
-			c.err = c.w.Close() // the trailer: the stream's end
-			if c.err == nil {
-				c.err = io.EOF
-			}
-			c.free()
-		case err != nil:
-			// Headers are out: a body cut short of its trailer tells the
-			// client the answer is incomplete.
-			c.err = err
-			c.free()
-		default:
-			if _, err := c.w.Write(part); err != nil {
-				c.err = err
-			} else if err := c.w.Flush(); err != nil {
-				c.err = err
-			}
-		}
-	}
-	return c.out.Read(p)
-}
-
-func (c *compressStream) free() {
-	if c.release != nil {
-		c.release()
-		c.release = nil
-	}
-}
-
-func (c *compressStream) Close() error {
-	c.free()
-	return c.src.Close()
-}
-
-func (k *compressor) compressible(ct []byte) bool {
+func (k *Compressor) compressible(ct []byte) bool {
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
@@ -281,7 +225,7 @@ func (k *compressor) compressible(ct []byte) bool {
 // choose picks the encoding with the client's highest q-value (RFC 9110
 // 12.5.3), the server's order breaking ties; q=0 refuses one, "*" stands for
 // any not named.
-func (k *compressor) choose(accept []byte) *encoder {
+func (k *Compressor) choose(accept []byte) *encoder {
 	if len(accept) == 0 {
 		return nil
 	}
@@ -292,7 +236,7 @@ func (k *compressor) choose(accept []byte) *encoder {
 		if k.algos[i].name == "gzip" {
 			alias = "x-gzip"
 		}
-		q := acceptQ(accept, k.algos[i].name, alias)
+		q := AcceptQ(accept, k.algos[i].name, alias)
 		if q > bestQ {
 			best, bestQ = &k.algos[i], q
 		}
