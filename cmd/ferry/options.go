@@ -20,6 +20,7 @@ import (
 	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/lograte"
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/ferry-php/ferry/internal/static"
 	"github.com/valyala/fasthttp"
 )
 
@@ -160,9 +161,9 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 	if err != nil {
 		return gateway.Options{}, err
 	}
-	var static *gateway.Static
+	var files *static.Files
 	if s.Static.Dir != "" {
-		static = &gateway.Static{Dir: s.Static.Dir, Prefix: s.Static.Prefix, Forbid: s.Static.Forbid, CacheControl: s.Static.CacheControl}
+		files = &static.Files{Dir: s.Static.Dir, Prefix: s.Static.Prefix, Forbid: s.Static.Forbid, CacheControl: s.Static.CacheControl}
 	}
 	var compression *compress.Options
 	if cz := s.Compression; cz.Enabled && len(cz.Algorithms) > 0 {
@@ -170,7 +171,7 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 	}
 	u := s.Uploads
 	return gateway.Options{
-		Debug: s.Debug, Static: static, Logger: log, Compression: compression,
+		Debug: s.Debug, Static: files, Logger: log, Compression: compression,
 		MaxHeaders: s.MaxHeaders, MaxBodySize: int64(s.MaxBodySize), BodyBufferSize: int64(s.BodyBufferSize),
 		TrustedProxies: proxies, UnderscoresInHeaders: s.UnderscoreHeaders, RoadRunner: rrCodec(c.Pool.Protocol),
 		MaxInputVars: iniInt(c.Pool.PHP.Ini, "max_input_vars"), MaxInputNesting: iniInt(c.Pool.PHP.Ini, "max_input_nesting_level"),

@@ -22,6 +22,7 @@ import (
 	"github.com/ferry-php/ferry/internal/compress"
 	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/ferry-php/ferry/internal/static"
 	"github.com/valyala/fasthttp"
 )
 
@@ -38,7 +39,7 @@ type Options struct {
 	BodyBufferSize int64 // bodies above this are spooled to Uploads.Dir
 	Uploads        UploadLimits
 	TrustedProxies []netip.Prefix
-	Static         *Static
+	Static         *static.Files
 	RoadRunner     RRCodec           // 0: Ferry workers; else RoadRunner's payloads (rr.go)
 	Compression    *compress.Options // nil: answers go as PHP wrote them
 	// The workers' max_input_vars and max_input_nesting_level, which bound
@@ -116,7 +117,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	if answerAsterisk(ctx) {
 		return
 	}
-	if h.opt.Static.serve(ctx) {
+	if h.opt.Static.Serve(ctx) {
 		h.discardBody(ctx)
 		return
 	}

@@ -1,4 +1,10 @@
-package gateway
+// Package static serves files from a directory before requests reach PHP,
+// as nginx's try_files does: names resolved beneath the docroot by the
+// kernel, validators and conditional requests, single byte ranges, and
+// precompressed siblings. It needs no worker; the gateway asks it first and
+// hands PHP what it does not answer. Its FileBody is also how the gateway
+// sends a file a worker names as its answer.
+package static
 
 import (
 	"bytes"
@@ -17,7 +23,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Static serves files from a directory before requests reach PHP, like nginx's
+// Files serves files from a directory before requests reach PHP, like nginx's
 // try_files: a path that names no regular file it may serve falls through to
 // the workers.
 //
@@ -43,7 +49,7 @@ import (
 // compressed on the fly and nothing is ever written into Dir. Ranges of such a
 // response are ranges of the compressed bytes, which is what its ETag names.
 // Only single ranges are served; a multi-range request gets the whole file.
-type Static struct {
+type Files struct {
 	Dir          string
 	Prefix       string
 	Forbid       []string // suffixes never served (e.g. ".php")
@@ -56,8 +62,9 @@ type Static struct {
 
 var errNotRegular = errors.New("not a regular file")
 
-// serve reports whether it answered the request.
-func (s *Static) serve(ctx *fasthttp.RequestCtx) bool {
+// Serve answers the request from Dir and reports whether it did; a request
+// it does not answer is left untouched for PHP.
+func (s *Files) Serve(ctx *fasthttp.RequestCtx) bool {
 	if s == nil || s.Dir == "" || !(ctx.IsGet() || ctx.IsHead()) {
 		return false
 	}
@@ -85,8 +92,8 @@ func (s *Static) serve(ctx *fasthttp.RequestCtx) bool {
 }
 
 // relative maps a request path to a name beneath Dir, or says it is not one
-// Static may serve.
-func (s *Static) relative(p []byte) (string, bool) {
+// Files may serve.
+func (s *Files) relative(p []byte) (string, bool) {
 	prefix := strings.TrimSuffix(s.Prefix, "/")
 	if !bytes.HasPrefix(p, []byte(prefix)) {
 		return "", false
@@ -116,7 +123,7 @@ func (s *Static) relative(p []byte) (string, bool) {
 	return string(rest), true
 }
 
-func (s *Static) forbidden(name string) bool {
+func (s *Files) forbidden(name string) bool {
 	for _, suf := range s.Forbid {
 		if len(name) >= len(suf) && strings.EqualFold(name[len(name)-len(suf):], suf) {
 			return true
@@ -125,7 +132,7 @@ func (s *Static) forbidden(name string) bool {
 	return false
 }
 
-func (s *Static) docroot() *staticRoot {
+func (s *Files) docroot() *staticRoot {
 	if r := s.root.Load(); r != nil {
 		return r
 	}
@@ -144,7 +151,7 @@ func (s *Static) docroot() *staticRoot {
 }
 
 // precompressed opens the sibling the client prefers among those it accepts.
-func (s *Static) precompressed(root *staticRoot, rel string, ae []byte) (*os.File, fileMeta, string) {
+func (s *Files) precompressed(root *staticRoot, rel string, ae []byte) (*os.File, fileMeta, string) {
 	br, gz := compress.AcceptQ(ae, "br", ""), compress.AcceptQ(ae, "gzip", "x-gzip")
 	order := [2]struct {
 		q        int
@@ -164,7 +171,7 @@ func (s *Static) precompressed(root *staticRoot, rel string, ae []byte) (*os.Fil
 	return nil, fileMeta{}, ""
 }
 
-func (s *Static) respond(ctx *fasthttp.RequestCtx, f *os.File, meta fileMeta, rel, enc string) {
+func (s *Files) respond(ctx *fasthttp.RequestCtx, f *os.File, meta fileMeta, rel, enc string) {
 	h := &ctx.Response.Header
 	etag := meta.etag(enc)
 	h.Set(fasthttp.HeaderVary, fasthttp.HeaderAcceptEncoding)
@@ -215,7 +222,7 @@ func (s *Static) respond(ctx *fasthttp.RequestCtx, f *os.File, meta fileMeta, re
 		return
 	}
 	// fasthttp writes Content-Length bytes of the stream, then closes it.
-	ctx.Response.SetBodyStream(&fileBody{f: f, lr: io.LimitedReader{R: f, N: n}}, int(n))
+	ctx.Response.SetBodyStream(NewFileBody(f, n), int(n))
 }
 
 func contentType(name string) string {
@@ -225,22 +232,27 @@ func contentType(name string) string {
 	return "application/octet-stream"
 }
 
-// fileBody gives fasthttp exactly the bytes announced, even if the file grew
+// FileBody gives fasthttp exactly the bytes announced, even if the file grew
 // since it was measured, and closes the file once fasthttp is done with it.
 // Its WriteTo hands the limited *os.File to the writer's ReadFrom, where
 // bufio.Writer and then *net.TCPConn turn it into sendfile(2).
-type fileBody struct {
+type FileBody struct {
 	f  *os.File
 	lr io.LimitedReader
 }
 
-func (b *fileBody) Read(p []byte) (int, error) { return b.lr.Read(p) }
+// NewFileBody sends n bytes of f from its current offset, and closes f.
+func NewFileBody(f *os.File, n int64) *FileBody {
+	return &FileBody{f: f, lr: io.LimitedReader{R: f, N: n}}
+}
 
-func (b *fileBody) WriteTo(w io.Writer) (int64, error) {
+func (b *FileBody) Read(p []byte) (int, error) { return b.lr.Read(p) }
+
+func (b *FileBody) WriteTo(w io.Writer) (int64, error) {
 	if rf, ok := w.(io.ReaderFrom); ok {
 		return rf.ReadFrom(&b.lr)
 	}
 	return io.Copy(w, &b.lr)
 }
 
-func (b *fileBody) Close() error { return b.f.Close() }
+func (b *FileBody) Close() error { return b.f.Close() }

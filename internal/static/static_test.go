@@ -1,4 +1,4 @@
-package gateway
+package static
 
 import (
 	"bytes"
@@ -28,10 +28,10 @@ func secretBeside(t *testing.T) (root, secret string) {
 // A file whose name looks percent-encoded was once re-parsed as a URI, and
 // "%2e%2e%2f" became "../".
 func TestStaticEncodedNameIsNotReparsed(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root, _ := secretBeside(t)
 		tree(t, root, map[string]string{"%2e%2e%2fsecret.txt": "decoy", "%2e%2e%2f..%2fsecret.txt": "decoy2"})
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		wantFile(t, fetch(t, addr, "GET", "/%252e%252e%252fsecret.txt"), "encoded name", "decoy")
 		wantFile(t, fetch(t, addr, "GET", "/%252e%252e%252f..%252fsecret.txt"), "encoded name 2", "decoy2")
 	})
@@ -39,7 +39,7 @@ func TestStaticEncodedNameIsNotReparsed(t *testing.T) {
 
 // Symlinks are followed only while they stay beneath the docroot.
 func TestStaticSymlinkOutOfRootIsNotServed(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root, secret := secretBeside(t)
 		tree(t, root, map[string]string{"real.txt": "inside", "sub/deep.txt": "deep"})
 		links := map[string]string{
@@ -57,7 +57,7 @@ func TestStaticSymlinkOutOfRootIsNotServed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		for _, p := range []string{"/rel.txt", "/abs.txt", "/up/secret.txt", "/sub/climb", "/absinside", "/proc"} {
 			r := fetch(t, addr, "GET", p)
 			wantFellThrough(t, r, p)
@@ -72,11 +72,11 @@ func TestStaticSymlinkOutOfRootIsNotServed(t *testing.T) {
 }
 
 func TestStaticPrefixMatchesWholeSegments(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		tree(t, root, map[string]string{"x/a.txt": "a", "b.txt": "b"})
 		for _, prefix := range []string{"/static", "/static/"} {
-			addr := start(&Static{Dir: root, Prefix: prefix})
+			addr := start(&Files{Dir: root, Prefix: prefix})
 			wantFile(t, fetch(t, addr, "GET", "/static/x/a.txt"), prefix+" /static/x/a.txt", "a")
 			wantFile(t, fetch(t, addr, "GET", "/static/b.txt"), prefix+" /static/b.txt", "b")
 			for _, p := range []string{"/staticx/a.txt", "/staticb.txt", "/static", "/static/", "/b.txt", "/"} {
@@ -88,7 +88,7 @@ func TestStaticPrefixMatchesWholeSegments(t *testing.T) {
 
 // Names with characters that are special in a URI are served by their own name.
 func TestStaticServesNamesWithURICharacters(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		files := map[string]string{
 			"a":              "plain a",
@@ -104,7 +104,7 @@ func TestStaticServesNamesWithURICharacters(t *testing.T) {
 			"plus+sign.txt":  "plus",
 		}
 		tree(t, root, files)
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		for target, name := range map[string]string{
 			"/a%3Fb.txt":                          "a?b.txt",
 			"/a%23b.txt":                          "a#b.txt",
@@ -123,15 +123,15 @@ func TestStaticServesNamesWithURICharacters(t *testing.T) {
 	})
 }
 
-// Static must never create anything in the docroot (fasthttp's FS used to
+// Files must never create anything in the docroot (fasthttp's FS used to
 // leave compressed copies such as style.css.fasthttp.gz beside the files).
 func TestStaticWritesNothingIntoTheDocroot(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		css := strings.Repeat("body { color: #123456; margin: 0 auto; }\n", 400)
 		tree(t, root, map[string]string{"style.css": css, "app.js": strings.Repeat("console.log(1);\n", 500)})
 		before := listing(t, root)
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		for _, ae := range []string{"gzip", "br", "gzip, deflate, br, zstd"} {
 			for _, p := range []string{"/style.css", "/app.js"} {
 				r := fetch(t, addr, "GET", p, "Accept-Encoding", ae)
@@ -158,7 +158,7 @@ func gzipped(t *testing.T, name, s string) string {
 }
 
 func TestStaticPrecompressedSiblings(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		css := strings.Repeat("p { margin: 0 }\n", 100)
 		gz := gzipped(t, "sibling", css)
@@ -167,7 +167,7 @@ func TestStaticPrecompressedSiblings(t *testing.T) {
 			"only.js": "gz only", "only.js.gz": gzipped(t, "only", "gz only"),
 			"dir.txt": "dir sibling", "dir.txt.gz/x": "a directory named like a sibling",
 		})
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		for _, c := range []struct{ ae, path, enc, body string }{
 			{"gzip", "/style.css", "gzip", gz},
 			{"br", "/style.css", "br", "brotli bytes"},
@@ -217,11 +217,11 @@ func TestStaticPrecompressedSiblings(t *testing.T) {
 // Every request opens the file again: a file changed in place (same inode)
 // is served whole as it is now, never cut to the size it had before.
 func TestStaticFileChangedInPlaceIsServedWhole(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		p := filepath.Join(root, "data.txt")
 		tree(t, root, map[string]string{"data.txt": "version one"})
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		first := fetch(t, addr, "GET", "/data.txt")
 		wantFile(t, first, "first", "version one")
 		for _, next := range []string{"version two is a good deal longer than the first one", "v3", ""} {

@@ -1,4 +1,4 @@
-package gateway
+package static
 
 import (
 	"fmt"
@@ -15,14 +15,14 @@ import (
 func httpDate(t time.Time) string { return t.UTC().Format(time.RFC1123[:len(time.RFC1123)-3] + "GMT") }
 
 func TestStaticValidatorsAndConditionalRequests(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		tree(t, root, map[string]string{"a.txt": "hello"})
 		mtime := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 		if err := os.Chtimes(filepath.Join(root, "a.txt"), mtime, mtime); err != nil {
 			t.Fatal(err)
 		}
-		addr := start(&Static{Dir: root, Prefix: "/", CacheControl: "public, max-age=60"})
+		addr := start(&Files{Dir: root, Prefix: "/", CacheControl: "public, max-age=60"})
 		r := fetch(t, addr, "GET", "/a.txt")
 		wantFile(t, r, "plain", "hello")
 		etag := string(r.Header.Peek("ETag"))
@@ -79,7 +79,7 @@ func TestStaticValidatorsAndConditionalRequests(t *testing.T) {
 }
 
 func TestStaticRanges(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		var b strings.Builder
 		for i := 0; b.Len() < 100; i++ {
@@ -87,7 +87,7 @@ func TestStaticRanges(t *testing.T) {
 		}
 		body := b.String()[:100]
 		tree(t, root, map[string]string{"r.txt": body, "empty.txt": ""})
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		etag := string(fetch(t, addr, "GET", "/r.txt").Header.Peek("ETag"))
 		lm := string(fetch(t, addr, "GET", "/r.txt").Header.Peek("Last-Modified"))
 		for _, c := range []struct {
@@ -141,14 +141,14 @@ func TestStaticRanges(t *testing.T) {
 }
 
 func TestStaticHeadAndContentTypes(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		files := map[string]string{
 			"a.css": "css", "b.html": "<p>", "c.js": "js", "d.json": "{}", "e.svg": "<svg/>",
 			"f.png": "png", "G.CSS": "upper", "h.ferryunknown": "?", "noext": "none", "i.wasm": "w",
 		}
 		tree(t, root, files)
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		for name, want := range map[string]string{
 			"a.css": "text/css; charset=utf-8", "b.html": "text/html; charset=utf-8",
 			"c.js": "text/javascript; charset=utf-8", "d.json": "application/json",
@@ -170,7 +170,7 @@ func TestStaticHeadAndContentTypes(t *testing.T) {
 }
 
 func TestStaticFallsThroughForWhatItDoesNotServe(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		tree(t, root, map[string]string{
 			".env": "SECRET=1", ".git/config": "x", "sub/.hidden": "x", "sub/ok.txt": "ok",
@@ -181,7 +181,7 @@ func TestStaticFallsThroughForWhatItDoesNotServe(t *testing.T) {
 		if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		addr := start(&Static{Dir: root, Prefix: "/", Forbid: []string{".php", ".htaccess"}})
+		addr := start(&Files{Dir: root, Prefix: "/", Forbid: []string{".php", ".htaccess"}})
 		wantFile(t, fetch(t, addr, "GET", "/.well-known/acme-challenge/tok"), "well-known", "acme")
 		wantFile(t, fetch(t, addr, "GET", "/sub/ok.txt"), "sub/ok.txt", "ok")
 		for _, p := range []string{
@@ -196,7 +196,7 @@ func TestStaticFallsThroughForWhatItDoesNotServe(t *testing.T) {
 			wantFellThrough(t, fetch(t, addr, m, "/a.txt", "Content-Length", "0"), m)
 		}
 		// No Dir, no static files.
-		addr = start(&Static{Prefix: "/"})
+		addr = start(&Files{Prefix: "/"})
 		wantFellThrough(t, fetch(t, addr, "GET", "/a.txt"), "without Dir")
 	})
 }
@@ -204,14 +204,14 @@ func TestStaticFallsThroughForWhatItDoesNotServe(t *testing.T) {
 // A body stream goes out through sendfile(2) on a TCP connection; a large file
 // and a range deep inside it must arrive intact.
 func TestStaticLargeFile(t *testing.T) {
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		big := make([]byte, 3<<20)
 		for i := range big {
 			big[i] = byte(i*7 + i>>11)
 		}
 		tree(t, root, map[string]string{"big.bin": string(big)})
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		wantFile(t, fetch(t, addr, "GET", "/big.bin"), "big.bin", string(big))
 		r := fetch(t, addr, "GET", "/big.bin", "Range", "bytes=1000000-2999999")
 		if r.StatusCode() != fasthttp.StatusPartialContent || string(r.Body()) != string(big[1000000:3000000]) {

@@ -1,4 +1,4 @@
-package gateway
+package static
 
 import (
 	"bytes"
@@ -36,9 +36,9 @@ func FuzzStaticPath(f *testing.F) {
 	for _, c := range inside {
 		served[c] = true
 	}
-	var statics []*Static
+	var statics []*Files
 	for _, v := range staticVariants {
-		s := &Static{Dir: root, Prefix: "/", Forbid: []string{".php"}}
+		s := &Files{Dir: root, Prefix: "/", Forbid: []string{".php"}}
 		v.apply(s)
 		statics = append(statics, s)
 	}
@@ -56,7 +56,7 @@ func FuzzStaticPath(f *testing.F) {
 			var ctx fasthttp.RequestCtx
 			ctx.Request.Header.SetMethod("GET")
 			ctx.Request.SetRequestURI(target)
-			if !s.serve(&ctx) {
+			if !s.Serve(&ctx) {
 				continue
 			}
 			body := ctx.Response.Body()

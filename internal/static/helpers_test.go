@@ -1,4 +1,4 @@
-package gateway
+package static
 
 import (
 	"bufio"
@@ -14,24 +14,25 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// staticVariants are the ways a Static can resolve names; every HTTP test runs
+// staticVariants are the ways a Files can resolve names; every HTTP test runs
 // under each. Files that test a particular resolver add theirs in init.
 var staticVariants = []struct {
 	name  string
-	apply func(*Static)
-}{{"default", func(*Static) {}}}
+	apply func(*Files)
+}{{"default", func(*Files) {}}}
 
 // eachStatic runs fn once per variant; start serves s on a real loopback
-// socket through gateway.Listener, as ferry serve does, and returns the address.
-// A request Static does not answer gets 404 with X-Fell-Through, standing in
+// socket through a front listener (listen.Listen), as ferry serve does, and
+// returns the address.
+// A request Files does not answer gets 404 with X-Fell-Through, standing in
 // for PHP.
-func eachStatic(t *testing.T, fn func(t *testing.T, start func(s *Static) string)) {
+func eachStatic(t *testing.T, fn func(t *testing.T, start func(s *Files) string)) {
 	for _, v := range staticVariants {
 		t.Run(v.name, func(t *testing.T) {
-			fn(t, func(s *Static) string {
+			fn(t, func(s *Files) string {
 				v.apply(s)
 				return listenStatic(t, func(ctx *fasthttp.RequestCtx) {
-					if !s.serve(ctx) {
+					if !s.Serve(ctx) {
 						ctx.Response.Header.Set("X-Fell-Through", "1")
 						ctx.SetStatusCode(fasthttp.StatusNotFound)
 						ctx.SetBodyString("php")
@@ -50,7 +51,7 @@ func listenStatic(t *testing.T, h fasthttp.RequestHandler) string {
 	}
 	srv := &fasthttp.Server{Handler: h, Name: "ferry-test"}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(listen.Listen(ln, listen.Options{Front: NewConn})) }()
+	go func() { done <- srv.Serve(listen.Listen(ln, listen.Options{Front: listen.NewConn})) }()
 	t.Cleanup(func() {
 		srv.Shutdown()
 		<-done
@@ -120,7 +121,7 @@ func tree(t testing.TB, dir string, files map[string]string) {
 	}
 }
 
-// listing returns every name under dir, for spotting files Static created.
+// listing returns every name under dir, for spotting files Files created.
 func listing(t *testing.T, dir string) []string {
 	t.Helper()
 	var names []string

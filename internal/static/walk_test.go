@@ -1,4 +1,4 @@
-package gateway
+package static
 
 import (
 	"io"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ferry-php/ferry/internal/observe"
 	"github.com/valyala/fasthttp"
 )
 
@@ -19,12 +18,12 @@ import (
 func init() {
 	staticVariants = append(staticVariants, struct {
 		name  string
-		apply func(*Static)
-	}{"walk", func(s *Static) { s.walk = true }})
+		apply func(*Files)
+	}{"walk", func(s *Files) { s.walk = true }})
 }
 
 func TestStaticUsesOpenat2WhereAvailable(t *testing.T) {
-	s := &Static{Dir: t.TempDir()}
+	s := &Files{Dir: t.TempDir()}
 	r := s.docroot()
 	if r == nil {
 		t.Fatal("no docroot")
@@ -61,10 +60,10 @@ func openFilesUnder(t *testing.T, dir string) []string {
 // descriptor and hide the leak.
 func TestStaticClosesEveryFile(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	eachStatic(t, func(t *testing.T, start func(*Static) string) {
+	eachStatic(t, func(t *testing.T, start func(*Files) string) {
 		root := t.TempDir()
 		tree(t, root, map[string]string{"a.css": strings.Repeat("a", 50000), "a.css.gz": "gz", "a.css.br": "br"})
-		addr := start(&Static{Dir: root, Prefix: "/"})
+		addr := start(&Files{Dir: root, Prefix: "/"})
 		etag := string(fetch(t, addr, "GET", "/a.css").Header.Peek("ETag"))
 		reqs := [][]string{
 			{"GET"}, {"HEAD"}, {"GET", "If-None-Match", etag}, {"GET", "Range", "bytes=5-9"},
@@ -88,39 +87,6 @@ func TestStaticClosesEveryFile(t *testing.T) {
 	})
 }
 
-// With the access log and the request ids on, responses are the same. Only
-// static files are requested: the Handler has no pool to fall through to.
-func TestStaticWithAccessLog(t *testing.T) {
-	root := t.TempDir()
-	p := filepath.Join(root, "f.txt")
-	tree(t, root, map[string]string{"f.txt": "first", "f.txt.gz": "gz bytes"})
-	logPath := filepath.Join(t.TempDir(), "access.log")
-	alog, err := observe.OpenAccessLog(observe.FormatCombined, logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := New(nil, Options{Static: &Static{Dir: root, Prefix: "/"}})
-	addr := listenStatic(t, observe.NewFront(h.Serve, observe.FrontOptions{AccessLog: alog, RequestIDs: true, Metrics: observe.NewMetrics(), Timing: JobTiming}))
-	wantFile(t, fetch(t, addr, "GET", "/f.txt"), "first", "first")
-	if err := os.WriteFile(p, []byte("second, longer than the first"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wantFile(t, fetch(t, addr, "GET", "/f.txt"), "rewritten", "second, longer than the first")
-	if r := fetch(t, addr, "GET", "/f.txt", "Range", "bytes=0-5"); string(r.Body()) != "second" || r.StatusCode() != 206 {
-		t.Errorf("range: %d %q", r.StatusCode(), r.Body())
-	}
-	r := fetch(t, addr, "GET", "/f.txt", "Accept-Encoding", "gzip")
-	wantFile(t, r, "gzip", "gz bytes")
-	if r := fetch(t, addr, "HEAD", "/f.txt"); r.Header.ContentLength() != 29 || r.StatusCode() != 200 {
-		t.Errorf("HEAD: %d Content-Length %d", r.StatusCode(), r.Header.ContentLength())
-	}
-	alog.Close()
-	logged, _ := os.ReadFile(logPath)
-	if !strings.Contains(string(logged), `"GET /f.txt HTTP/1.1" 206 6 `) {
-		t.Errorf("access log lacks the range request:\n%s", logged)
-	}
-}
-
 // The walk must hold the same line as openat2 on symlinks, component by
 // component: a link to a directory outside, chained links, a loop.
 func TestStaticResolversAgreeOnSymlinkChains(t *testing.T) {
@@ -140,7 +106,7 @@ func TestStaticResolversAgreeOnSymlinkChains(t *testing.T) {
 		"outdir/x.txt": "", "loop": "", "in/upup/out/x.txt": "", "in/up/../out/x.txt": "",
 	}
 	for _, walk := range []bool{false, true} {
-		s := &Static{Dir: root, walk: walk}
+		s := &Files{Dir: root, walk: walk}
 		for rel, content := range want {
 			got := ""
 			if f, _, err := s.docroot().open(rel); err == nil {
@@ -160,11 +126,11 @@ func BenchmarkStaticServe(b *testing.B) {
 	tree(b, root, map[string]string{"a/b/c.css": strings.Repeat("x", 4096)})
 	for _, walk := range []bool{false, true} {
 		b.Run("walk="+strconv.FormatBool(walk), func(b *testing.B) {
-			s := &Static{Dir: root, Prefix: "/", walk: walk}
+			s := &Files{Dir: root, Prefix: "/", walk: walk}
 			var ctx fasthttp.RequestCtx
 			for b.Loop() {
 				ctx.Request.SetRequestURI("/a/b/c.css")
-				if !s.serve(&ctx) {
+				if !s.Serve(&ctx) {
 					b.Fatal("not served")
 				}
 				ctx.Response.Reset()
