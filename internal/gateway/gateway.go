@@ -1,12 +1,17 @@
-// Package gateway turns HTTP requests into worker jobs and worker answers into
-// HTTP responses, with the error mapping and limits a front server owes its users.
+// Package gateway is the front's request path: it checks an HTTP request,
+// turns it into a worker job and the worker's answer into the HTTP response,
+// with the error mapping and limits a front server owes its users. What needs
+// no worker has its own package, which Serve calls: the static files
+// (internal/static) and on-the-fly compression (internal/compress); the
+// sockets, connections and the net/http shim are internal/listen's.
 //
 // The HTTP/1.1 front is fasthttp: on this project's 2-core reference machine a
 // Go-only hello world served 90-120k req/s with fasthttp against 54-75k with
 // net/http (wrk -t2 -c50, same run), and the front's CPU is CPU the PHP workers
 // do not get. fasthttp has no HTTP/2: HTTPS (HTTP/1.1 and HTTP/2) and h2c are
 // served by net/http beside it, whose requests enter the same Serve through
-// the shim in package listen (StdServer), so each rule of the front is written once.
+// the shim in package listen (StdServer), so each rule of the front is
+// written once.
 package gateway
 
 import (

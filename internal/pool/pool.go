@@ -15,7 +15,8 @@ import (
 	"github.com/ferry-php/ferry/internal/relay"
 )
 
-// Pool is safe for concurrent use.
+// Pool is safe for concurrent use. What a worker prints is logged through
+// internal/phplog, one Writer per worker.
 type Pool struct {
 	opt   Options // what Settings holds is read from set and Worker.set instead
 	relay relay.Factory
