@@ -31,8 +31,8 @@ fuzz ./internal/gateway FuzzCookies 5s &&
 fuzz ./internal/gateway FuzzTargetShortcut 5s &&
 fuzz ./internal/gateway FuzzTargetGrammar 10s &&
 fuzz ./internal/gateway FuzzMultipart 5s &&
-fuzz ./internal/gateway FuzzStaticPath 5s &&
+fuzz ./internal/static FuzzStaticPath 5s &&
 fuzz ./internal/rrproto FuzzDecodeResponse 5s &&
 fuzz ./internal/jsonq FuzzAppend 3s &&
 fuzz ./internal/gateway FuzzForwarded 3s &&
-fuzz ./internal/pool FuzzOutputFormats 5s
+fuzz ./internal/phplog FuzzOutputFormats 5s

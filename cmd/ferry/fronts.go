@@ -12,6 +12,7 @@ import (
 
 	"github.com/ferry-php/ferry/internal/config"
 	"github.com/ferry-php/ferry/internal/gateway"
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/valyala/fasthttp"
 )
 
@@ -23,9 +24,9 @@ type fronts struct {
 	tlsURL string
 	std    []*http.Server
 	stdLns []net.Listener
-	certs  *gateway.Certs
-	h2c    *gateway.H2C // upgrades from HTTP/1.1; nil without h2c
-	limit  *gateway.ConnLimit
+	certs  *listen.Certs
+	h2c    *listen.H2C // upgrades from HTTP/1.1; nil without h2c
+	limit  *listen.ConnLimit
 	log    *slog.Logger
 }
 
@@ -33,11 +34,11 @@ type fronts struct {
 // so a taken port or a bad certificate fails at once.
 func openFronts(cfg *config.Config, ln net.Listener, log *slog.Logger) (*fronts, error) {
 	s := &cfg.Server
-	limit := gateway.NewConnLimit(connectionBudget(cfg, log))
+	limit := listen.NewConnLimit(connectionBudget(cfg, log))
 	f := &fronts{log: log, limit: limit}
-	f.plain = gateway.Listen(ln, gateway.ListenOptions{Limit: limit, Refuse: gateway.Refuse503, Name: "http", Log: log, Front: true})
+	f.plain = listen.Listen(ln, listen.Options{Limit: limit, Refuse: listen.Refuse503, Name: "http", Log: log, Front: gateway.NewConn})
 	if s.TLS.Address != "" {
-		certs, err := gateway.LoadCerts(s.TLS.Cert, s.TLS.Key)
+		certs, err := listen.LoadCerts(s.TLS.Cert, s.TLS.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -46,11 +47,11 @@ func openFronts(cfg *config.Config, ln net.Listener, log *slog.Logger) (*fronts,
 			return nil, err
 		}
 		f.certs = certs
-		f.stdLns = append(f.stdLns, gateway.Listen(tln, gateway.ListenOptions{Limit: limit, Name: "https", Log: log}))
+		f.stdLns = append(f.stdLns, listen.Listen(tln, listen.Options{Limit: limit, Name: "https", Log: log}))
 		f.tlsURL = "https://" + tln.Addr().String()
 	}
 	if s.HTTP2.H2C {
-		h1, h2 := gateway.SplitH2C(f.plain, s.ReadHeaderTimeout)
+		h1, h2 := listen.SplitH2C(f.plain, s.ReadHeaderTimeout)
 		f.plain = h1
 		f.stdLns = append(f.stdLns, h2)
 	}
@@ -77,11 +78,11 @@ func (f *fronts) serve(cfg *config.Config, plain *fasthttp.Server, gw *gateway.H
 		if !isTLS {
 			h = onPlain
 		}
-		srv := gateway.StdServer(h, limits, s.HTTP2.MaxConcurrentStreams, isTLS, f.log)
+		srv := listen.StdServer(h, limits, s.HTTP2.MaxConcurrentStreams, isTLS, f.log)
 		f.std = append(f.std, srv)
 		if !isTLS && !s.TLS.Redirect {
 			// h2c: an HTTP/1.1 request may also ask to switch (Upgrade: h2c).
-			f.h2c = gateway.NewH2C(srv, gw.Acceptable)
+			f.h2c = listen.NewH2C(srv, gw.Acceptable)
 			onPlain = f.h2c.Wrap(onPlain)
 		}
 		go func() {
@@ -100,7 +101,7 @@ func (f *fronts) serve(cfg *config.Config, plain *fasthttp.Server, gw *gateway.H
 			}
 		}()
 	}
-	plain.Handler = gateway.Recover(onPlain, f.log)
+	plain.Handler = listen.Recover(onPlain, f.log)
 	if f.tlsURL != "" {
 		fmt.Fprintf(os.Stderr, "Ferry is serving HTTPS on %s\n", f.tlsURL)
 	}

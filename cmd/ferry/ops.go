@@ -14,6 +14,7 @@ import (
 
 	"github.com/ferry-php/ferry/internal/config"
 	"github.com/ferry-php/ferry/internal/gateway"
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/observe"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/ferry-php/ferry/internal/watch"
@@ -40,7 +41,7 @@ type ops struct {
 func newOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 	o := &ops{cfg: cfg, log: log, metrics: observe.NewMetrics(), notify: observe.NewNotifier()}
 	o.metrics.CounterFunc("ferry_front_panics_total", "Panics recovered while serving a connection: each closed that connection only.",
-		func() float64 { return float64(gateway.Panics()) })
+		func() float64 { return float64(listen.Panics()) })
 	// Caught even with no log file to reopen: SIGUSR1's default action
 	// kills, and a logrotate rule may send it anyway.
 	o.usr1 = make(chan os.Signal, 1)
@@ -103,8 +104,8 @@ func (o *ops) started(p *pool.Pool, rl *reloader) error {
 		srv := &http.Server{Handler: m, ReadHeaderTimeout: adminReadTimeout, ReadTimeout: adminReadTimeout,
 			WriteTimeout: adminWriteTimeout, IdleTimeout: adminIdleTimeout}
 		o.tcp = append(o.tcp, srv)
-		go srv.Serve(gateway.Listen(ln, gateway.ListenOptions{
-			Limit: gateway.NewConnLimit(adminMaxConnections), Refuse: gateway.Refuse503, Name: "admin " + addr, Log: o.log}))
+		go srv.Serve(listen.Listen(ln, listen.Options{
+			Limit: listen.NewConnLimit(adminMaxConnections), Refuse: listen.Refuse503, Name: "admin " + addr, Log: o.log}))
 		o.log.Info("admin listening", "address", ln.Addr().String())
 	}
 	if globs := o.cfg.Server.Watch; len(globs) > 0 {

@@ -14,10 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/compress"
 	"github.com/ferry-php/ferry/internal/config"
 	"github.com/ferry-php/ferry/internal/gateway"
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/lograte"
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/ferry-php/ferry/internal/static"
 	"github.com/valyala/fasthttp"
 )
 
@@ -158,17 +161,17 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 	if err != nil {
 		return gateway.Options{}, err
 	}
-	var static *gateway.Static
+	var files *static.Files
 	if s.Static.Dir != "" {
-		static = &gateway.Static{Dir: s.Static.Dir, Prefix: s.Static.Prefix, Forbid: s.Static.Forbid, CacheControl: s.Static.CacheControl}
+		files = &static.Files{Dir: s.Static.Dir, Prefix: s.Static.Prefix, Forbid: s.Static.Forbid, CacheControl: s.Static.CacheControl}
 	}
-	var compression *gateway.Compression
+	var compression *compress.Options
 	if cz := s.Compression; cz.Enabled && len(cz.Algorithms) > 0 {
-		compression = &gateway.Compression{MinSize: int(cz.MinSize), Types: cz.Types, Algorithms: cz.Algorithms}
+		compression = &compress.Options{MinSize: int(cz.MinSize), Types: cz.Types, Algorithms: cz.Algorithms}
 	}
 	u := s.Uploads
 	return gateway.Options{
-		Debug: s.Debug, Static: static, Logger: log, Compression: compression,
+		Debug: s.Debug, Static: files, Logger: log, Compression: compression,
 		MaxHeaders: s.MaxHeaders, MaxBodySize: int64(s.MaxBodySize), BodyBufferSize: int64(s.BodyBufferSize),
 		TrustedProxies: proxies, UnderscoresInHeaders: s.UnderscoreHeaders, RoadRunner: rrCodec(c.Pool.Protocol),
 		MaxInputVars: iniInt(c.Pool.PHP.Ini, "max_input_vars"), MaxInputNesting: iniInt(c.Pool.PHP.Ini, "max_input_nesting_level"),
@@ -195,8 +198,8 @@ func httpServer(s config.ServerConfig, h *gateway.Handler, log *slog.Logger) *fa
 	return h.Server(serverLimits(s, log))
 }
 
-func serverLimits(s config.ServerConfig, log *slog.Logger) gateway.ServerLimits {
-	return gateway.ServerLimits{
+func serverLimits(s config.ServerConfig, log *slog.Logger) listen.Limits {
+	return listen.Limits{
 		ReadHeaderTimeout: s.ReadHeaderTimeout, ReadTimeout: s.ReadTimeout,
 		WriteTimeout: s.WriteTimeout, IdleTimeout: s.IdleTimeout,
 		MaxHeaderSize: int(s.MaxHeaderSize), MaxConnections: s.MaxConnections,

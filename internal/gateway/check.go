@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/valyala/fasthttp"
 )
 
@@ -18,7 +19,7 @@ type rejection struct {
 // connection: after a framing error the next request's start is unknown.
 func checkRequest(ctx *fasthttp.RequestCtx, maxHeaders int) *rejection {
 	if _, ok := ctx.Conn().(*conn); !ok {
-		if _, std := stdContext(ctx.Conn()); std {
+		if listen.IsStd(ctx.Conn()) {
 			return checkStd(ctx, maxHeaders)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ferry-php/ferry/internal/listen"
 )
 
 // clientGone is the context a job runs under: it ends only when the client
@@ -47,7 +49,7 @@ func jobContext(c net.Conn) *clientGone {
 		g.mu.Unlock()
 		return g
 	}
-	if parent, ok := stdContext(c); ok {
+	if parent, ok := listen.StdContext(c); ok {
 		return &clientGone{parent: parent}
 	}
 	return &clientGone{conn: c}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/valyala/fasthttp"
 )
 
@@ -18,11 +19,8 @@ const (
 // drops a name without "=", unquotes values and rebuilds the header from
 // that, where PHP sees the bytes.
 func rawCookie(dst []byte, ctx *fasthttp.RequestCtx) []byte {
-	if c, ok := ctx.Conn().(*stdConn); ok {
-		return append(dst, c.cookie...)
-	}
-	if c, ok := ctx.Conn().(*stdTLSConn); ok {
-		return append(dst, c.cookie...)
+	if cookie, ok := listen.StdCookie(ctx.Conn()); ok {
+		return append(dst, cookie...)
 	}
 	h := &ctx.Request.Header
 	if raw := h.RawHeaders(); len(raw) > 0 {

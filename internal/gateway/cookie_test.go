@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"crypto/tls"
 	"fmt"
-	"net"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/valyala/fasthttp"
 )
 
@@ -105,16 +108,22 @@ func TestCookieHeaderReachesPHPAsSent(t *testing.T) {
 	}
 }
 
-// The HTTP/2 path: net/http's cookie fields, joined, are what PHP parses.
+// The HTTP/2 path: net/http's cookie fields, joined, are what PHP parses,
+// over TLS or not (the shim's connection differs).
 func TestCookieOverHTTP2IsTheJoinedFields(t *testing.T) {
-	c := new(stdConn)
-	c.asTLS.stdConn = c
-	c.cookie = `a.b=1; e`
-	for _, conn := range []net.Conn{c, &c.asTLS} {
-		var ctx fasthttp.RequestCtx
-		ctx.Init2(conn, nil, false)
-		if got := string(rawCookie(nil, &ctx)); got != c.cookie {
-			t.Errorf("%T: got %q", conn, got)
+	for _, secure := range []bool{false, true} {
+		var got string
+		srv := listen.StdServer(func(ctx *fasthttp.RequestCtx) { got = string(rawCookie(nil, ctx)) }, listen.Limits{}, 0, secure, slog.Default())
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/2.0", 2, 0
+		r.Header["Cookie"] = []string{"a.b=1", "e"}
+		r.TLS = nil
+		if secure {
+			r.TLS = &tls.ConnectionState{}
+		}
+		srv.Handler.ServeHTTP(httptest.NewRecorder(), r)
+		if want := `a.b=1; e`; got != want {
+			t.Errorf("tls=%v: got %q, want %q", secure, got, want)
 		}
 	}
 }

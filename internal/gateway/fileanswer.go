@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ferry-php/ferry/internal/static"
 	"github.com/valyala/fasthttp"
 )
 
@@ -50,7 +51,7 @@ func (a *fileAnswer) attach(ctx *fasthttp.RequestCtx, body []byte) error {
 		ctx.Response.Header.SetContentLength(int(n))
 		return nil
 	}
-	ctx.Response.SetBodyStream(&fileBody{f: f, lr: io.LimitedReader{R: f, N: n}}, int(n))
+	ctx.Response.SetBodyStream(static.NewFileBody(f, n), int(n))
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
 )
@@ -39,7 +40,7 @@ func (s *scripted) Exec(ctx context.Context, jobCtx, body []byte) (pool.Result, 
 }
 
 // front serves h on a free loopback port and returns its address.
-func front(t *testing.T, opt Options, lim ServerLimits, exec Executor) string {
+func front(t *testing.T, opt Options, lim listen.Limits, exec Executor) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -52,7 +53,7 @@ func front(t *testing.T, opt Options, lim ServerLimits, exec Executor) string {
 		lim.ReadTimeout = 10 * time.Second
 	}
 	srv := New(exec, opt).Server(lim)
-	go srv.Serve(Listen(ln, ListenOptions{Limit: NewConnLimit(lim.MaxConnections), Refuse: Refuse503, Front: true}))
+	go srv.Serve(listen.Listen(ln, listen.Options{Limit: listen.NewConnLimit(lim.MaxConnections), Refuse: listen.Refuse503, Front: NewConn}))
 	t.Cleanup(func() { srv.Shutdown() })
 	return ln.Addr().String()
 }
@@ -81,7 +82,7 @@ func statusOf(resp string) string {
 
 func TestFrontRejectsMalformedRequests(t *testing.T) {
 	exec := &scripted{}
-	addr := front(t, Options{}, ServerLimits{}, exec)
+	addr := front(t, Options{}, listen.Limits{}, exec)
 	cases := []struct{ name, raw, status string }{
 		{"smuggling CL+TE", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 400"},
 		{"smuggling TE+CL", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 400"},
@@ -121,7 +122,7 @@ func TestFrontRejectsMalformedRequests(t *testing.T) {
 
 func TestFrontMaxHeaders(t *testing.T) {
 	exec := &scripted{}
-	addr := front(t, Options{MaxHeaders: 100}, ServerLimits{}, exec)
+	addr := front(t, Options{MaxHeaders: 100}, listen.Limits{}, exec)
 	var b strings.Builder
 	b.WriteString("GET / HTTP/1.1\r\nHost: a\r\n")
 	for i := 0; i < 7000; i++ {
@@ -166,7 +167,7 @@ func TestFrontRefusesHeaderInjectionFromWorker(t *testing.T) {
 		}
 		return pool.Result{}, fmt.Errorf("no answer for %q", jobCtx)
 	}}
-	addr := front(t, Options{}, ServerLimits{}, exec)
+	addr := front(t, Options{}, listen.Limits{}, exec)
 	for path := range answers {
 		resp := roundTrip(t, addr, "GET "+path+" HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
 		switch path {
@@ -209,7 +210,7 @@ func TestClientGoneCancelsOnlyOnDisconnect(t *testing.T) {
 			return pool.Result{}, nil
 		}
 	}}
-	addr := front(t, Options{}, ServerLimits{}, exec)
+	addr := front(t, Options{}, listen.Limits{}, exec)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +237,7 @@ func TestLargeBodyIsSpooledAndBounded(t *testing.T) {
 		}
 		return pool.Result{Context: []byte(`{"status":200}`), Body: []byte(fmt.Sprint(len(body)))}, nil
 	}}
-	addr := front(t, Options{MaxBodySize: 1 << 20, BodyBufferSize: 64 << 10, Uploads: UploadLimits{Dir: dir}}, ServerLimits{}, exec)
+	addr := front(t, Options{MaxBodySize: 1 << 20, BodyBufferSize: 64 << 10, Uploads: UploadLimits{Dir: dir}}, listen.Limits{}, exec)
 	big := strings.Repeat("x", 200<<10)
 	resp := roundTrip(t, addr, fmt.Sprintf("POST / HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(big), big))
 	if !strings.HasPrefix(resp, "HTTP/1.1 200") || !sawFile.Load() {
@@ -286,7 +287,7 @@ func filepathGlob(dir string) ([]string, error) {
 
 func TestBodySlowerThanReadTimeoutGets408(t *testing.T) {
 	exec := &scripted{}
-	addr := front(t, Options{}, ServerLimits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 300 * time.Millisecond}, exec)
+	addr := front(t, Options{}, listen.Limits{ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 300 * time.Millisecond}, exec)
 	resp := roundTrip(t, addr, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\nonly ten b")
 	if !strings.HasPrefix(statusOf(resp), "HTTP/1.1 408") || exec.jobs.Load() != 0 {
 		t.Fatalf("a body that stops arriving: %q (jobs run: %d), want 408 before PHP", statusOf(resp), exec.jobs.Load())
@@ -294,7 +295,7 @@ func TestBodySlowerThanReadTimeoutGets408(t *testing.T) {
 }
 
 func TestMaxConnections(t *testing.T) {
-	addr := front(t, Options{}, ServerLimits{MaxConnections: 2}, &scripted{})
+	addr := front(t, Options{}, listen.Limits{MaxConnections: 2}, &scripted{})
 	var held []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", addr)
@@ -329,7 +330,7 @@ func TestMaxConnections(t *testing.T) {
 func TestChunkedMultipartHasThePartLimit(t *testing.T) {
 	dir := t.TempDir()
 	exec := &scripted{}
-	addr := front(t, Options{Uploads: UploadLimits{Dir: dir, MaxFiles: 20}}, ServerLimits{}, exec)
+	addr := front(t, Options{Uploads: UploadLimits{Dir: dir, MaxFiles: 20}}, listen.Limits{}, exec)
 	var body strings.Builder
 	for i := range 20000 {
 		fmt.Fprintf(&body, "--XX\r\nContent-Disposition: form-data; name=\"f%d\"; filename=\"a\"\r\n\r\nx\r\n", i)
@@ -361,14 +362,14 @@ func TestWriteTimeoutCutsAClientThatStopsReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(exec, Options{}).Server(ServerLimits{WriteTimeout: 300 * time.Millisecond, ReadTimeout: 10 * time.Second, MaxHeaderSize: 64 << 10})
+	srv := New(exec, Options{}).Server(listen.Limits{WriteTimeout: 300 * time.Millisecond, ReadTimeout: 10 * time.Second, MaxHeaderSize: 64 << 10})
 	closed := make(chan struct{}, 1)
 	srv.ConnState = func(_ net.Conn, st fasthttp.ConnState) {
 		if st == fasthttp.StateClosed {
 			closed <- struct{}{}
 		}
 	}
-	go srv.Serve(Listener(ln))
+	go srv.Serve(listen.Listen(ln, listen.Options{Front: NewConn}))
 	t.Cleanup(func() { srv.Shutdown() })
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {

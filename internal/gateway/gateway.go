@@ -1,12 +1,17 @@
-// Package gateway turns HTTP requests into worker jobs and worker answers into
-// HTTP responses, with the error mapping and limits a front server owes its users.
+// Package gateway is the front's request path: it checks an HTTP request,
+// turns it into a worker job and the worker's answer into the HTTP response,
+// with the error mapping and limits a front server owes its users. What needs
+// no worker has its own package, which Serve calls: the static files
+// (internal/static) and on-the-fly compression (internal/compress); the
+// sockets, connections and the net/http shim are internal/listen's.
 //
 // The HTTP/1.1 front is fasthttp: on this project's 2-core reference machine a
 // Go-only hello world served 90-120k req/s with fasthttp against 54-75k with
 // net/http (wrk -t2 -c50, same run), and the front's CPU is CPU the PHP workers
 // do not get. fasthttp has no HTTP/2: HTTPS (HTTP/1.1 and HTTP/2) and h2c are
 // served by net/http beside it, whose requests enter the same Serve through
-// ServeHTTP (stdhttp.go), so each rule of the front is written once.
+// the shim in package listen (StdServer), so each rule of the front is
+// written once.
 package gateway
 
 import (
@@ -19,7 +24,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/compress"
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/ferry-php/ferry/internal/static"
 	"github.com/valyala/fasthttp"
 )
 
@@ -36,9 +44,9 @@ type Options struct {
 	BodyBufferSize int64 // bodies above this are spooled to Uploads.Dir
 	Uploads        UploadLimits
 	TrustedProxies []netip.Prefix
-	Static         *Static
-	RoadRunner     RRCodec      // 0: Ferry workers; else RoadRunner's payloads (rr.go)
-	Compression    *Compression // nil: answers go as PHP wrote them
+	Static         *static.Files
+	RoadRunner     RRCodec           // 0: Ferry workers; else RoadRunner's payloads (rr.go)
+	Compression    *compress.Options // nil: answers go as PHP wrote them
 	// The workers' max_input_vars and max_input_nesting_level, which bound
 	// $_COOKIE as the front builds it; PHP's defaults (1000, 64) when <= 0.
 	MaxInputVars, MaxInputNesting int
@@ -114,7 +122,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 	if answerAsterisk(ctx) {
 		return
 	}
-	if h.opt.Static.serve(ctx) {
+	if h.opt.Static.Serve(ctx) {
 		h.discardBody(ctx)
 		return
 	}
@@ -234,7 +242,7 @@ func (h *Handler) discardBody(ctx *fasthttp.RequestCtx) {
 func (h *Handler) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
 	ctx.SetConnectionClose()
 	if c, ok := ctx.Conn().(*conn); ok {
-		c.linger.Store(true)
+		c.Linger()
 	}
 	ctx.Response.Header.Set("X-Content-Type-Options", "nosniff")
 	ctx.SetContentType("text/plain; charset=utf-8")
@@ -292,10 +300,10 @@ func ProtocolError(ctx *fasthttp.RequestCtx, err error) {
 	if c, ok := ctx.Conn().(*conn); ok {
 		// The request was not read to its end: let the answer through
 		// before the unread bytes make the close a reset.
-		c.linger.Store(true)
+		c.Linger()
 	}
 	switch {
-	case errors.Is(err, errMalformedHeader):
+	case errors.Is(err, listen.ErrMalformedHeader):
 		ctx.Error("malformed HTTP request: a header line without a colon\n", fasthttp.StatusBadRequest)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		ctx.Error("request body larger than max_body_size\n", fasthttp.StatusRequestEntityTooLarge)

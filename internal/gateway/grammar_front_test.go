@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/valyala/fasthttp"
 )
 
@@ -18,7 +19,7 @@ func phpPair(k, v string) string {
 // valid one reaches PHP with the path, URI and host the target names.
 func TestFrontTargetGrammar(t *testing.T) {
 	exec := &scripted{}
-	addr := front(t, Options{}, ServerLimits{}, exec)
+	addr := front(t, Options{}, listen.Limits{}, exec)
 	for _, c := range []struct {
 		name, raw, status string
 		php               []string // pairs PHP must get, when it gets the request
@@ -90,7 +91,7 @@ func TestFrontTargetGrammar(t *testing.T) {
 
 func TestFrontAnswersOptionsAsterisk(t *testing.T) {
 	exec := &scripted{}
-	addr := front(t, Options{}, ServerLimits{}, exec)
+	addr := front(t, Options{}, listen.Limits{}, exec)
 	resp := roundTrip(t, addr, "OPTIONS * HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
 	if !strings.HasPrefix(statusOf(resp), "HTTP/1.1 200") || !strings.Contains(resp, "Content-Length: 0") || exec.jobs.Load() != 0 {
 		t.Fatalf("OPTIONS *: %q, %d jobs", resp, exec.jobs.Load())

@@ -1,25 +1,13 @@
 package gateway
 
 import (
-	"time"
-
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/valyala/fasthttp"
 )
 
-// ServerLimits are the front's timeouts and connection limits (server.* in
-// docs/config.md). Zero durations mean no limit.
-type ServerLimits struct {
-	ReadHeaderTimeout time.Duration
-	ReadTimeout       time.Duration // the body, once the headers are in
-	WriteTimeout      time.Duration // writing the answer
-	IdleTimeout       time.Duration // 0 = ReadTimeout
-	MaxHeaderSize     int           // bytes of the header block; 431 beyond
-	MaxConnections    int           // 0 = no limit; enforced by Listen's ConnLimit, for every protocol
-	Logger            fasthttp.Logger
-}
-
-// Server returns the fasthttp server that feeds h. Serve it on Listen(ln, ...).
-func (h *Handler) Server(l ServerLimits) *fasthttp.Server {
+// Server returns the fasthttp server that feeds h. Serve it on a
+// listen.Listen listener whose Options.Front is NewConn.
+func (h *Handler) Server(l listen.Limits) *fasthttp.Server {
 	idle := l.IdleTimeout
 	if idle == 0 {
 		idle = l.ReadTimeout

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/ferry-php/ferry/internal/rrproto"
 	"github.com/valyala/fasthttp"
@@ -88,7 +89,7 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	if h.gz != nil {
 		body = h.gz.stream(ctx, r)
 	}
-	if ctx.Request.Header.IsHTTP11() || isStd(ctx.Conn()) {
+	if ctx.Request.Header.IsHTTP11() || listen.IsStd(ctx.Conn()) {
 		// net/http's stacks send each read as it comes too (DATA frames on HTTP/2).
 		ctx.Response.SetBodyStream(body, -1)
 		return
@@ -101,7 +102,7 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	head := bytes.Replace(ctx.Response.Header.Header(), []byte("Transfer-Encoding: identity\r\n"), nil, 1)
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(c net.Conn) {
-		defer recoverConn(c, "writing a streamed answer")
+		defer listen.RecoverConn(c, "writing a streamed answer")
 		if _, err := c.Write(head); err == nil {
 			io.Copy(struct{ io.Writer }{c}, body)
 		}
@@ -203,8 +204,8 @@ func (h *Handler) informational(ctx *fasthttp.RequestCtx, status int, head []byt
 		}
 	}
 	b = append(b, "\r\n"...)
-	if w := stdWriter(ctx.Conn()); w != nil {
-		return writeStdInformational(w, status, b)
+	if w := listen.StdWriter(ctx.Conn()); w != nil {
+		return listen.WriteStdInformational(w, status, b)
 	}
 	if !ctx.Request.Header.IsHTTP11() || !earlyWriteSafe(ctx) {
 		return nil
@@ -217,14 +218,14 @@ func (h *Handler) informational(ctx *fasthttp.RequestCtx, status int, head []byt
 // connection has left its buffer. It flushes after each response unless the
 // next request had already been read, which happens only when a request
 // arrives before the previous response went out: then that request's header
-// block is never the first one read after a response (conn.head counts those).
+// block is never the first one read after a response (HeadBlocks counts those).
 func earlyWriteSafe(ctx *fasthttp.RequestCtx) bool {
 	n := ctx.ConnRequestNum()
 	if n == 1 {
 		return true
 	}
 	c, ok := ctx.Conn().(*conn)
-	return ok && c.head.blocks == n
+	return ok && c.HeadBlocks() == n
 }
 
 // streamBody is the body of a streamed response: fasthttp reads it and sends

@@ -146,7 +146,7 @@ func (w *Worker) answeredBatch(n int, now time.Time) {
 	if n == 0 {
 		return
 	}
-	w.out.jobDone(now)
+	w.out.JobDone(now)
 	if w.answered == 0 {
 		w.pool.healthy()
 	}

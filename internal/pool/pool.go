@@ -15,7 +15,8 @@ import (
 	"github.com/ferry-php/ferry/internal/relay"
 )
 
-// Pool is safe for concurrent use.
+// Pool is safe for concurrent use. What a worker prints is logged through
+// internal/phplog, one Writer per worker.
 type Pool struct {
 	opt   Options // what Settings holds is read from set and Worker.set instead
 	relay relay.Factory
@@ -297,7 +298,7 @@ func (p *Pool) gone(w *Worker, cause error, held int) {
 			reason = ReasonCrash
 		}
 		if !destroyed || expired {
-			p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, w.out.died())
+			p.log.Error("worker died", "pid", w.pid, "status", w.exitStatus(), "cause", cause, "jobs_failed", held, w.out.Died())
 		} else {
 			p.log.Info("worker killed", "pid", w.pid, "reason", reason, "jobs_failed", held)
 		}

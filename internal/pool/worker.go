@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
+	"github.com/ferry-php/ferry/internal/phplog"
 	"github.com/ferry-php/ferry/internal/relay"
 )
 
@@ -73,7 +74,7 @@ type Worker struct {
 	conn    *relay.Conn
 	pid     int
 	created time.Time
-	out     *lineLog
+	out     *phplog.Writer
 	exited  chan struct{}
 	spool   *spool // nil without Options.SpoolDir
 
@@ -137,7 +138,7 @@ type Worker struct {
 
 func (p *Pool) newWorker(gen int, set *Settings) *Worker {
 	w := &Worker{pool: p, gen: gen, set: set, created: time.Now(), exited: make(chan struct{})}
-	w.out = &lineLog{log: p.log}
+	w.out = phplog.New(p.log)
 	cmd := exec.Command(set.Command[0], set.Command[1:]...)
 	cmd.Dir = set.Dir
 	cmd.Env = append(os.Environ(), set.Env...)
@@ -171,7 +172,7 @@ func (w *Worker) boot() error {
 		w.pool.mu.Lock() // Workers() lists starting workers too
 		w.pid = pid
 		w.pool.mu.Unlock()
-		w.out.setPID(pid)
+		w.out.SetPID(pid)
 		go func() {
 			w.cmd.Wait()
 			w.out.Close() // a last line without a newline is logged too
@@ -198,11 +199,11 @@ func (w *Worker) boot() error {
 // as printed rather than Go-quoted inside the reason, then its log output.
 func (w *Worker) bootError(err error) error {
 	w.out.Close()
-	reason, said := err.Error(), w.out.tail()
+	reason, said := err.Error(), w.out.Tail()
 	var be *relay.BootError
 	if errors.As(err, &be) && len(be.Output) > 0 {
 		reason = be.Reason
-		said = printed(be.Output) + "\n" + said
+		said = phplog.Printed(be.Output) + "\n" + said
 	}
 	if st := w.cmd.ProcessState; st != nil && st.Exited() &&
 		(strings.HasPrefix(reason, "the worker exited or closed the relay") || strings.HasPrefix(reason, "the worker exited (")) {
