@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/ferry-php/ferry/internal/protocol"
+	"github.com/ferry-php/ferry/internal/protocol/ferryproto"
 	"github.com/valyala/fasthttp"
 )
 
@@ -37,8 +39,10 @@ type Options struct {
 	Uploads        UploadLimits
 	TrustedProxies []netip.Prefix
 	Static         *Static
-	RoadRunner     RRCodec      // 0: Ferry workers; else RoadRunner's payloads (rr.go)
-	Compression    *Compression // nil: answers go as PHP wrote them
+	// Protocol is the workers' (cmd/ferry picks it by pool.protocol): how a
+	// request becomes a job and an answer a response. nil: Ferry's own.
+	Protocol    protocol.Protocol
+	Compression *Compression // nil: answers go as PHP wrote them
 	// The workers' max_input_vars and max_input_nesting_level, which bound
 	// $_COOKIE as the front builds it; PHP's defaults (1000, 64) when <= 0.
 	MaxInputVars, MaxInputNesting int
@@ -51,10 +55,11 @@ type Options struct {
 
 // Handler sends requests to the pool.
 type Handler struct {
-	exec Executor
-	opt  Options
-	log  *slog.Logger
-	gz   *compressor
+	exec  Executor
+	opt   Options
+	proto protocol.Protocol
+	log   *slog.Logger
+	gz    *compressor
 	// writeTimeout is server.write_timeout, which a streamed answer gets per
 	// part rather than for the whole stream.
 	writeTimeout time.Duration
@@ -89,7 +94,10 @@ func New(exec Executor, opt Options) *Handler {
 	if opt.Uploads.MaxHeaderBytes <= 0 {
 		opt.Uploads.MaxHeaderBytes = 16 << 10
 	}
-	return &Handler{exec: exec, opt: opt, log: opt.Logger, gz: newCompressor(opt.Compression)}
+	if opt.Protocol == nil {
+		opt.Protocol = ferryproto.Protocol{}
+	}
+	return &Handler{exec: exec, opt: opt, proto: opt.Protocol, log: opt.Logger, gz: newCompressor(opt.Compression)}
 }
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
@@ -133,28 +141,24 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.log.Debug("request body could not be read", "uri", string(ctx.RequestURI()), "error", err)
 		return
 	}
-	if h.opt.RoadRunner != 0 {
-		h.serveRR(ctx, &b)
-		return
-	}
-	var (
-		form   [][2]string
-		files  []upload
-		parsed bool
-		data   = b.mem
-	)
-	if boundary := multipartBoundary(ctx.Request.Header.ContentType()); boundary != "" {
-		parsed = true
-		form, files, err = h.multipart(&b, boundary)
-		defer removeUploads(files)
+	r := protocol.Request{Ctx: ctx, Front: (*protoFront)(h), Body: b.mem, BodyFile: b.file}
+	if boundary := multipartBoundary(ctx.Request.Header.ContentType()); boundary != "" && h.proto.ParsesMultipart(ctx.Request.Header.Method()) {
+		r.Multipart = true
+		r.Form, r.Files, err = h.multipart(&b, boundary)
+		defer removeUploads(r.Files)
 		if err != nil {
 			h.uploadFailed(ctx, err)
 			return
 		}
-		data = nil
 	}
 	bp := bufs.Get().(*[]byte)
-	res, ok := h.execute(ctx, bp, h.encodeRequest((*bp)[:0], ctx, form, files, parsed, b.file), data)
+	jobCtx, data, err := h.proto.EncodeRequest((*bp)[:0], r)
+	if err != nil {
+		bufs.Put(bp)
+		h.fail(ctx, fasthttp.StatusInternalServerError, "request body could not be read", err)
+		return
+	}
+	res, ok := h.execute(ctx, bp, jobCtx, data)
 	if !ok {
 		return
 	}
@@ -162,18 +166,8 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.streamAnswer(ctx, res)
 		return
 	}
-	file, err := writeAnswer(&ctx.Response, res.Context, res.Body)
-	switch {
-	case err == nil && file != nil:
-		err = file.attach(ctx, res.Body)
-	case err == nil && h.gz != nil:
-		h.gz.apply(ctx)
-	}
+	h.writeFinal(ctx, res.Context, res.Body)
 	res.Settle() // the file is open (or failed): the worker's spool may go
-	if err != nil {
-		ctx.Response.Reset()
-		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
-	}
 }
 
 // execute runs one job whose context was encoded into *bp, hands the buffer
@@ -208,7 +202,7 @@ func (h *Handler) uploadFailed(ctx *fasthttp.RequestCtx, err error) {
 	}
 }
 
-func (h *Handler) multipart(b *body, boundary string) ([][2]string, []upload, error) {
+func (h *Handler) multipart(b *body, boundary string) ([][2]string, []protocol.Upload, error) {
 	r, done, err := b.reader()
 	if err != nil {
 		return nil, nil, err

@@ -8,6 +8,8 @@ import (
 	"mime"
 	"os"
 	"strings"
+
+	"github.com/ferry-php/ferry/internal/protocol"
 )
 
 // UploadLimits bound what one multipart body may create.
@@ -71,7 +73,7 @@ func malformed(why string) error { return fmt.Errorf("%w: %s", errMalformed, why
 // keep their backslashes; filename* is ignored (RFC 7578 section 4.2); lines
 // may end in LF alone. Unlike PHP, a duplicate name or filename parameter is
 // an error: what the limits checked must be what PHP gets.
-func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]string, files []upload, err error) {
+func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]string, files []protocol.Upload, err error) {
 	if len(boundary) == 0 || len(boundary) > 70 { // RFC 2046 section 5.1.1
 		return nil, nil, malformed("boundary must be 1 to 70 bytes")
 	}
@@ -109,7 +111,7 @@ func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]st
 			form = append(form, [2]string{h.name, string(v)})
 		case h.filename == "":
 			last, err = p.body(discard)
-			files = append(files, upload{field: h.name, errCode: 4})
+			files = append(files, protocol.Upload{Field: h.name, ErrCode: 4})
 		default:
 			if forbidden(h.filename, lim.Forbid) {
 				return form, files, &LimitError{What: limitExtension, Name: h.filename}
@@ -121,7 +123,7 @@ func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]st
 			if f, err = os.CreateTemp(lim.Dir, "ferry-upload-*"); err != nil {
 				return form, files, err
 			}
-			files = append(files, upload{field: h.name, name: h.filename, ctype: h.ctype, path: f.Name()})
+			files = append(files, protocol.Upload{Field: h.name, Name: h.filename, Type: h.ctype, Path: f.Name()})
 			up := &files[len(files)-1]
 			last, err = p.body(func(b []byte) error {
 				if disk+int64(len(b)) > lim.MaxDiskBytes {
@@ -129,7 +131,7 @@ func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]st
 				}
 				n, err := f.Write(b)
 				disk += int64(n)
-				up.size += int64(n)
+				up.Size += int64(n)
 				return err
 			})
 			if cerr := f.Close(); err == nil {
@@ -387,10 +389,10 @@ func unquote(s string) (val, rest string, err error) {
 }
 
 // removeUploads deletes the temp files of files; entries without one are skipped.
-func removeUploads(files []upload) {
+func removeUploads(files []protocol.Upload) {
 	for _, f := range files {
-		if f.path != "" {
-			os.Remove(f.path)
+		if f.Path != "" {
+			os.Remove(f.Path)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/ferry-php/ferry/internal/protocol"
 )
 
 // fuzzLimits are small so that random bodies reach every limit.
@@ -44,7 +46,7 @@ func FuzzMultipart(f *testing.F) {
 		}
 		contents := make([]string, len(files))
 		for i, u := range files {
-			if u.path != "" {
+			if u.Path != "" {
 				contents[i] = readUpload(t, u)
 			}
 		}
@@ -61,28 +63,28 @@ func FuzzMultipart(f *testing.F) {
 	})
 }
 
-func checkUploads(t *testing.T, lim UploadLimits, form [][2]string, files []upload, onDisk int) {
+func checkUploads(t *testing.T, lim UploadLimits, form [][2]string, files []protocol.Upload, onDisk int) {
 	t.Helper()
 	var nfiles int
 	var disk, fields int64
 	for _, u := range files {
-		if u.path == "" {
-			if u.errCode != 4 || u.size != 0 || u.name != "" {
+		if u.Path == "" {
+			if u.ErrCode != 4 || u.Size != 0 || u.Name != "" {
 				t.Fatalf("upload without a file: %+v", u)
 			}
 			continue
 		}
 		nfiles++
-		st, err := os.Stat(u.path)
+		st, err := os.Stat(u.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Size() != u.size {
-			t.Fatalf("%s holds %d bytes, reported %d", u.path, st.Size(), u.size)
+		if st.Size() != u.Size {
+			t.Fatalf("%s holds %d bytes, reported %d", u.Path, st.Size(), u.Size)
 		}
 		disk += st.Size()
-		if forbidden(u.name, lim.Forbid) {
-			t.Fatalf("forbidden name %q accepted", u.name)
+		if forbidden(u.Name, lim.Forbid) {
+			t.Fatalf("forbidden name %q accepted", u.Name)
 		}
 	}
 	for _, kv := range form {
@@ -103,16 +105,16 @@ func errString(err error) string {
 }
 
 // sameUploads compares two parses of one body: same entries, same contents.
-func sameUploads(t *testing.T, a []upload, contents []string, b []upload) bool {
+func sameUploads(t *testing.T, a []protocol.Upload, contents []string, b []protocol.Upload) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
 		x, y := a[i], b[i]
-		if (x.path == "") != (y.path == "") || (y.path != "" && readUpload(t, y) != contents[i]) {
+		if (x.Path == "") != (y.Path == "") || (y.Path != "" && readUpload(t, y) != contents[i]) {
 			return false
 		}
-		x.path, y.path = "", ""
+		x.Path, y.Path = "", ""
 		if x != y {
 			return false
 		}
@@ -144,7 +146,7 @@ func TestMultipartMatchesStdlibWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		var wantForm [][2]string
-		var wantFiles []upload
+		var wantFiles []protocol.Upload
 		var contents []string
 		for p := 0; p < 1+rng.IntN(6); p++ {
 			var c strings.Builder
@@ -170,7 +172,7 @@ func TestMultipartMatchesStdlibWriter(t *testing.T) {
 				file := `sub\dir/"q".bin`
 				h.Set("Content-Disposition", `form-data; name="`+name+`"; filename="`+strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(file)+`"`)
 				h.Set("Content-Type", "application/x-test")
-				wantFiles = append(wantFiles, upload{field: name, name: file, ctype: "application/x-test", size: int64(c.Len())})
+				wantFiles = append(wantFiles, protocol.Upload{Field: name, Name: file, Type: "application/x-test", Size: int64(c.Len())})
 				contents = append(contents, c.String())
 			}
 			pw, err := w.CreatePart(h)
@@ -201,7 +203,7 @@ func TestMultipartMatchesStdlibWriter(t *testing.T) {
 			if got := readUpload(t, f); got != contents[i] {
 				t.Fatalf("round %d: file %d content differs (%d bytes, want %d)", round, i, len(got), len(contents[i]))
 			}
-			f.path = ""
+			f.Path = ""
 			if f != wantFiles[i] {
 				t.Fatalf("round %d: file %+v, want %+v", round, f, wantFiles[i])
 			}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ferry-php/ferry/internal/protocol"
 )
 
 const bnd = "xYzZY"
@@ -49,7 +51,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func parseBody(body string, lim UploadLimits) ([][2]string, []upload, error) {
+func parseBody(body string, lim UploadLimits) ([][2]string, []protocol.Upload, error) {
 	return readMultipart(strings.NewReader(body), bnd, lim)
 }
 
@@ -64,9 +66,9 @@ func assertEmptyDir(t *testing.T, dir string) {
 	}
 }
 
-func readUpload(t *testing.T, u upload) string {
+func readUpload(t *testing.T, u protocol.Upload) string {
 	t.Helper()
-	b, err := os.ReadFile(u.path)
+	b, err := os.ReadFile(u.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,18 +104,18 @@ func TestMultipartFieldsAndFilesInOrder(t *testing.T) {
 		{"f2", "two.bin", "", binary},
 	} {
 		f := files[i]
-		if f.field != want.field || f.name != want.name || f.ctype != want.ctype || f.errCode != 0 {
+		if f.Field != want.field || f.Name != want.name || f.Type != want.ctype || f.ErrCode != 0 {
 			t.Errorf("files[%d] = %+v, want %+v", i, f, want)
 		}
-		if got := readUpload(t, f); got != want.content || f.size != int64(len(want.content)) {
-			t.Errorf("files[%d] holds %q (size %d), want %q", i, got, f.size, want.content)
+		if got := readUpload(t, f); got != want.content || f.Size != int64(len(want.content)) {
+			t.Errorf("files[%d] holds %q (size %d), want %q", i, got, f.Size, want.content)
 		}
-		st, err := os.Stat(f.path)
+		st, err := os.Stat(f.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if filepath.Dir(f.path) != dir || !strings.HasPrefix(filepath.Base(f.path), "ferry-upload-") || st.Mode().Perm() != 0o600 {
-			t.Errorf("files[%d] at %s mode %v, want %s/ferry-upload-* mode 0600", i, f.path, st.Mode().Perm(), dir)
+		if filepath.Dir(f.Path) != dir || !strings.HasPrefix(filepath.Base(f.Path), "ferry-upload-") || st.Mode().Perm() != 0o600 {
+			t.Errorf("files[%d] at %s mode %v, want %s/ferry-upload-* mode 0600", i, f.Path, st.Mode().Perm(), dir)
 		}
 	}
 	removeUploads(files)
@@ -144,7 +146,7 @@ func TestMultipartKeepsFullPath(t *testing.T) {
 	var got, want []string
 	for i := range max(len(files), len(cases)) {
 		if i < len(files) {
-			got = append(got, files[i].name)
+			got = append(got, files[i].Name)
 		}
 		if i < len(cases) {
 			want = append(want, cases[i].want)
@@ -173,12 +175,12 @@ func TestMultipartEmptyFileInput(t *testing.T) {
 		t.Fatalf("form %q files %+v, want no field and 3 files", form, files)
 	}
 	for i, field := range []string{"avatar", "other"} {
-		if want := (upload{field: field, errCode: 4}); files[i] != want {
+		if want := (protocol.Upload{Field: field, ErrCode: 4}); files[i] != want {
 			t.Errorf("files[%d] = %+v, want %+v", i, files[i], want)
 		}
 	}
 	z := files[2]
-	if z.errCode != 0 || z.size != 0 || z.name != "zero.txt" || z.path == "" || readUpload(t, z) != "" {
+	if z.ErrCode != 0 || z.Size != 0 || z.Name != "zero.txt" || z.Path == "" || readUpload(t, z) != "" {
 		t.Errorf("empty upload = %+v, want an existing empty file without error", z)
 	}
 }

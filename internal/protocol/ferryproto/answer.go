@@ -1,45 +1,23 @@
-package gateway
+package ferryproto
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
+	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/valyala/fasthttp"
 )
 
-// answer is the response context a worker sends (docs/protocol.md):
-// {"status":N,"headers":{...}}, plus "reason" and "raw_headers" (base64 values
-// that are not UTF-8) when needed.
-type answer struct {
-	Status     int         `json:"status"`
-	Reason     string      `json:"reason"`
-	Headers    headerMap   `json:"headers"`
-	RawHeaders headerMap   `json:"raw_headers"`
-	File       *fileAnswer `json:"file"`
-}
-
-// headerMap accepts [] too: PHP's json_encode writes an empty array that way.
-type headerMap map[string][]string
-
-func (h *headerMap) UnmarshalJSON(b []byte) error {
-	if string(bytes.TrimSpace(b)) == "[]" {
-		*h = nil
-		return nil
-	}
-	return json.Unmarshal(b, (*map[string][]string)(h))
-}
-
-// writeAnswer turns a worker's answer into the response. Nothing a worker
+// WriteAnswer turns a worker's answer into the response. Nothing a worker
 // sends is trusted to be well formed: a header that would split the response
 // or a status that is not final makes the answer a 502, whatever the SDK
 // checked on its side.
-func writeAnswer(resp *fasthttp.Response, ctx, body []byte) (*fileAnswer, error) {
+func (Protocol) WriteAnswer(resp *fasthttp.Response, ctx, body []byte) (*protocol.File, error) {
 	// Without fasthttp's default type, an empty ContentType() below means the
 	// worker set none, and PHP's own default applies.
 	resp.Header.SetNoDefaultContentType(true)
-	var file *fileAnswer
+	var file *protocol.File
 	status, ok := scanAnswer(ctx, resp)
 	if !ok {
 		// Anything the fast scanner did not expect gets the full JSON decoder.
@@ -64,8 +42,8 @@ func writeAnswer(resp *fasthttp.Response, ctx, body []byte) (*fileAnswer, error)
 	return file, nil
 }
 
-func decodeAnswer(ctx []byte, resp *fasthttp.Response) (int, *fileAnswer, error) {
-	var a answer
+func decodeAnswer(ctx []byte, resp *fasthttp.Response) (int, *protocol.File, error) {
+	var a protocol.Head
 	if len(ctx) > 0 {
 		if err := json.Unmarshal(ctx, &a); err != nil {
 			return 0, nil, fmt.Errorf("response context is not {\"status\",\"headers\"} JSON: %w (%.200q)", err, ctx)
@@ -73,7 +51,7 @@ func decodeAnswer(ctx []byte, resp *fasthttp.Response) (int, *fileAnswer, error)
 	}
 	for k, vs := range a.Headers {
 		for _, v := range vs {
-			if err := addHeader(resp, []byte(k), []byte(v)); err != nil {
+			if err := protocol.AddHeader(resp, []byte(k), []byte(v)); err != nil {
 				return 0, nil, err
 			}
 		}
@@ -84,13 +62,13 @@ func decodeAnswer(ctx []byte, resp *fasthttp.Response) (int, *fileAnswer, error)
 			if err != nil {
 				return 0, nil, fmt.Errorf("raw_headers[%q]: %w", k, err)
 			}
-			if err := addHeader(resp, []byte(k), raw); err != nil {
+			if err := protocol.AddHeader(resp, []byte(k), raw); err != nil {
 				return 0, nil, err
 			}
 		}
 	}
 	if a.Reason != "" {
-		if !validValue([]byte(a.Reason)) {
+		if !protocol.ValidValue([]byte(a.Reason)) {
 			return 0, nil, fmt.Errorf("response reason phrase %q holds a control character", a.Reason)
 		}
 		resp.Header.SetStatusMessage([]byte(a.Reason))
@@ -98,49 +76,41 @@ func decodeAnswer(ctx []byte, resp *fasthttp.Response) (int, *fileAnswer, error)
 	return a.Status, a.File, nil
 }
 
-// addHeader refuses what would corrupt the response framing: a name that is
-// not an RFC 9110 token, a value with CR, LF or NUL.
-func addHeader(resp *fasthttp.Response, k, v []byte) error {
-	if !validName(k) {
-		return fmt.Errorf("response header name %q is not a valid field name", k)
+// PartStatus reads the status of a streamed answer's part head; 0 when it
+// has none, 200 when it names none.
+func (Protocol) PartStatus(head []byte) (int, error) {
+	if len(head) == 0 {
+		return 0, nil
 	}
-	if !validValue(v) {
-		return fmt.Errorf("response header %s: value %q holds CR, LF or NUL", k, v)
+	var a protocol.Head
+	if err := json.Unmarshal(head, &a); err != nil {
+		return 0, fmt.Errorf("response context is not {\"status\",\"headers\"} JSON: %w (%.200q)", err, head)
 	}
-	resp.Header.AddBytesKV(k, v)
+	if a.Status == 0 {
+		return 200, nil
+	}
+	if a.Status < 100 || a.Status > 599 {
+		return 0, fmt.Errorf("response status %d is not within 100-599", a.Status)
+	}
+	return a.Status, nil
+}
+
+// PartHeaders calls fn with each header of an informational part's head.
+func (Protocol) PartHeaders(head []byte, fn func(k, v []byte) error) error {
+	return jsonHeaders(head, fn)
+}
+
+func jsonHeaders(head []byte, fn func(k, v []byte) error) error {
+	var a protocol.Head
+	if err := json.Unmarshal(head, &a); err != nil {
+		return err
+	}
+	for k, vs := range a.Headers {
+		for _, v := range vs {
+			if err := fn([]byte(k), []byte(v)); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
-}
-
-var tchar = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c], t[c-32] = true, true
-	}
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return
-}()
-
-func validName(k []byte) bool {
-	if len(k) == 0 {
-		return false
-	}
-	for _, c := range k {
-		if !tchar[c] {
-			return false
-		}
-	}
-	return true
-}
-
-func validValue(v []byte) bool {
-	for _, c := range v {
-		if c == '\r' || c == '\n' || c == 0 {
-			return false
-		}
-	}
-	return true
 }

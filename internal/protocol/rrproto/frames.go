@@ -1,4 +1,4 @@
-package pool
+package rrproto
 
 import (
 	"bytes"
@@ -21,71 +21,45 @@ import (
 //   - {"stop":true} as the context of an answer with no body is Worker::stop():
 //     the worker will not serve that job nor any after it.
 
-// rrStop is the answer context of Worker::stop().
-var rrStop = []byte(`{"stop":true}`)
+// stopAnswer is the answer context of Worker::stop().
+var stopAnswer = []byte(`{"stop":true}`)
 
-// appendRRJob encodes a job frame as RoadRunner's server does.
-func appendRRJob(buf []byte, flags byte, j *job) []byte {
-	return frame.Append(buf, flags, 0, []uint32{uint32(len(j.ctx))}, j.ctx, j.body)
+// AppendJob encodes a job frame as RoadRunner's server does: the job's id
+// stays on this side, answers come back in order.
+func (p *Protocol) AppendJob(buf []byte, _ uint32, ctx, body []byte) []byte {
+	flags := byte(frame.Proto)
+	if p.codec == JSON {
+		flags = frame.JSON
+	}
+	return frame.Append(buf, flags, 0, []uint32{uint32(len(ctx))}, ctx, body)
 }
 
-// rrFrame checks an answer from a RoadRunner worker and gives it the
-// [ctxLen, jobId] options readLoop expects; the id is resolved in settle (or
-// in part, for a stream chunk, which it reports).
-func (w *Worker) rrFrame(f *frame.Frame) (bool, error) {
+// ReadAnswer checks an answer from a RoadRunner worker and gives it the
+// [ctxLen, jobId] options the pool expects; the pool resolves the id (InOrder).
+func (*Protocol) ReadAnswer(f *frame.Frame) (part, ping bool, err error) {
 	if f.Flags&frame.Error != 0 {
 		f.Options = []uint32{0, 0}
-		return false, nil
+		return false, false, nil
 	}
 	if len(f.Options) < 1 || int(f.Options[0]) > len(f.Payload) {
-		return false, fmt.Errorf("answer without a [ctxLen] option or with ctxLen past the payload (options %v)", f.Options)
+		return false, false, fmt.Errorf("answer without a [ctxLen] option or with ctxLen past the payload (options %v)", f.Options)
 	}
-	n := f.Options[0]
-	if f.Stream&frame.Ping != 0 {
-		w.pong()
-	}
-	f.Options = []uint32{n, 0}
-	return f.Stream&frame.Stream != 0, nil
+	f.Options = []uint32{f.Options[0], 0}
+	return f.Stream&frame.Stream != 0, f.Stream&frame.Ping != 0, nil
 }
 
-// pong answers a PING, which a streaming worker sends every few chunks to
-// learn whether it should look for a STOP frame. Never written from the read
-// loop itself: a worker busy writing chunks reads nothing, and a full pipe
-// would then block both sides.
-func (w *Worker) pong() {
-	w.mu.Lock()
-	if w.dead {
-		w.mu.Unlock()
-		return
-	}
-	w.extra = frame.Append(w.extra, 0, frame.Pong, nil)
-	if w.writing { // the writer at work takes it along
-		w.mu.Unlock()
-		return
-	}
-	w.writing = true
-	w.mu.Unlock()
-	go w.drain()
+// Stopped reports Worker::stop().
+func (*Protocol) Stopped(ctx, body []byte) bool {
+	return len(body) == 0 && bytes.Equal(bytes.TrimSpace(ctx), stopAnswer)
 }
 
-// rrOldestLocked is the job a RoadRunner answer belongs to.
-func (w *Worker) rrOldestLocked() uint32 {
-	if len(w.order) == 0 {
-		return 0
-	}
-	return w.order[0]
+// AppendStop: RoadRunner's worker runs one job and takes any STOP as its own.
+func (*Protocol) AppendStop(buf []byte, _ uint32) []byte {
+	return frame.Append(buf, 0, frame.Stop, []uint32{0})
 }
 
-// rrStopped reports an answer that is Worker::stop(): the worker is retired,
-// and the jobs it was sent from this one on are run elsewhere, since it will
-// not serve them (errUnsent).
-func (w *Worker) rrStopped(res Result) bool {
-	if len(res.Body) != 0 || !bytes.Equal(bytes.TrimSpace(res.Context), rrStop) {
-		return false
-	}
-	w.mu.Lock()
-	w.rrQuit = true
-	w.mu.Unlock()
-	w.pool.retire(w, "worker asked to stop")
-	return true
+// AppendPong answers the PING a streaming worker sends every few chunks to
+// learn whether it should look for a STOP frame.
+func (*Protocol) AppendPong(buf []byte) []byte {
+	return frame.Append(buf, 0, frame.Pong, nil)
 }
