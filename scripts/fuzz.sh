@@ -30,7 +30,7 @@ fuzz ./internal/gateway FuzzEncodeRequest 5s &&
 fuzz ./internal/gateway FuzzCookies 5s &&
 fuzz ./internal/gateway FuzzTargetShortcut 5s &&
 fuzz ./internal/gateway FuzzTargetGrammar 10s &&
-fuzz ./internal/gateway FuzzMultipart 5s &&
+fuzz ./internal/multipart FuzzMultipart 5s &&
 fuzz ./internal/gateway FuzzStaticPath 5s &&
 fuzz ./internal/protocol/rrproto FuzzDecodeResponse 5s &&
 fuzz ./internal/jsonq FuzzAppend 3s &&

@@ -17,6 +17,7 @@ import (
 	"github.com/ferry-php/ferry/internal/config"
 	"github.com/ferry-php/ferry/internal/gateway"
 	"github.com/ferry-php/ferry/internal/lograte"
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
 )
@@ -171,7 +172,7 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 		MaxHeaders: s.MaxHeaders, MaxBodySize: int64(s.MaxBodySize), BodyBufferSize: int64(s.BodyBufferSize),
 		TrustedProxies: proxies, UnderscoresInHeaders: s.UnderscoreHeaders, Protocol: workerProtocol(c.Pool.Protocol),
 		MaxInputVars: iniInt(c.Pool.PHP.Ini, "max_input_vars"), MaxInputNesting: iniInt(c.Pool.PHP.Ini, "max_input_nesting_level"),
-		Uploads: gateway.UploadLimits{
+		Uploads: multipart.Limits{
 			Dir: u.Dir, MaxFiles: u.MaxFiles, MaxParts: u.MaxParts, MaxHeaderBytes: int(u.MaxPartHeaderSize),
 			MaxDiskBytes: int64(s.MaxBodySize), Forbid: u.Forbid,
 		},

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/ferry-php/ferry/internal/protocol/ferryproto"
@@ -36,7 +37,7 @@ type Options struct {
 	MaxHeaders     int   // header lines per request; 431 beyond
 	MaxBodySize    int64 // 413 beyond
 	BodyBufferSize int64 // bodies above this are spooled to Uploads.Dir
-	Uploads        UploadLimits
+	Uploads        multipart.Limits
 	TrustedProxies []netip.Prefix
 	Static         *Static
 	// Protocol is the workers' (cmd/ferry picks it by pool.protocol): how a
@@ -142,10 +143,10 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	r := protocol.Request{Ctx: ctx, Front: (*protoFront)(h), Body: b.mem, BodyFile: b.file}
-	if boundary := multipartBoundary(ctx.Request.Header.ContentType()); boundary != "" && h.proto.ParsesMultipart(ctx.Request.Header.Method()) {
+	if boundary := multipart.Boundary(ctx.Request.Header.ContentType()); boundary != "" && h.proto.ParsesMultipart(ctx.Request.Header.Method()) {
 		r.Multipart = true
 		r.Form, r.Files, err = h.multipart(&b, boundary)
-		defer removeUploads(r.Files)
+		defer multipart.Remove(r.Files)
 		if err != nil {
 			h.uploadFailed(ctx, err)
 			return
@@ -191,24 +192,24 @@ func (h *Handler) execute(ctx *fasthttp.RequestCtx, bp *[]byte, jobCtx, data []b
 // uploadFailed answers a multipart body that was refused or could not be
 // stored. The body has been read whole: the connection stays usable.
 func (h *Handler) uploadFailed(ctx *fasthttp.RequestCtx, err error) {
-	var le *LimitError
+	var le *multipart.LimitError
 	switch {
 	case errors.As(err, &le):
 		h.fail(ctx, le.Status(), le.Error(), nil)
-	case errors.Is(err, errMalformed):
+	case errors.Is(err, multipart.ErrMalformed):
 		h.fail(ctx, fasthttp.StatusBadRequest, "malformed multipart body", nil)
 	default:
 		h.fail(ctx, fasthttp.StatusInternalServerError, "uploads could not be stored", err)
 	}
 }
 
-func (h *Handler) multipart(b *body, boundary string) ([][2]string, []protocol.Upload, error) {
+func (h *Handler) multipart(b *body, boundary string) ([][2]string, []multipart.Upload, error) {
 	r, done, err := b.reader()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer done()
-	return readMultipart(r, boundary, h.opt.Uploads)
+	return multipart.Read(r, boundary, h.opt.Uploads)
 }
 
 // discardBody reads what a request answered without PHP still carries, so

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/valyala/fasthttp"
 )
@@ -32,7 +33,7 @@ func (f *protoFront) AppendPHP(buf []byte, r protocol.Request) []byte {
 // holding their documented default (no query, HTTP/1.1, http, no cookies, no
 // multipart) are left out: unserialize() then builds a smaller array, about
 // 40% less of the worker's decoding time on a plain GET.
-func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files []protocol.Upload, parsed bool, bodyFile string) []byte {
+func (h *Handler) encodeRequest(buf []byte, ctx *fasthttp.RequestCtx, form [][2]string, files []multipart.Upload, parsed bool, bodyFile string) []byte {
 	req := &ctx.Request
 	path, query, host := target(req)
 	protocol := req.Header.Protocol()

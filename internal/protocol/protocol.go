@@ -14,6 +14,7 @@ import (
 	"os"
 
 	"github.com/ferry-php/ferry/internal/frame"
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/valyala/fasthttp"
 )
 
@@ -92,7 +93,7 @@ type Request struct {
 	Front Front
 	// Form and Files are a multipart body read by the gateway (Multipart).
 	Form      [][2]string
-	Files     []Upload
+	Files     []multipart.Upload
 	Multipart bool
 	// Body is the body held in memory; BodyFile, when not "", is where a
 	// body above body_buffer_size was spooled instead.
@@ -119,16 +120,6 @@ type Front interface {
 	// cookie and header rules it applies are the front's, shared with its
 	// net/http side.
 	AppendPHP(buf []byte, r Request) []byte
-}
-
-// Upload is one spooled file part of a multipart body, sent as [field,
-// client name, type, path, error, size]. Name is the file name as the
-// client sent it, directories included (PHP's full_path); ErrCode is PHP's
-// UPLOAD_ERR_* value (4 for an empty file input).
-type Upload struct {
-	Field, Name, Type, Path string
-	Size                    int64
-	ErrCode                 int
 }
 
 // File is a response body the server reads from a file instead of the worker

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/valyala/fasthttp"
 )
@@ -53,7 +54,7 @@ func (p *Protocol) EncodeRequest(buf []byte, r protocol.Request) (jobCtx, data [
 
 // uploadTree shapes the spooled files as RoadRunner's uploads tree. A file
 // input left empty comes as UPLOAD_ERR_NO_FILE, as PHP reports it.
-func uploadTree(ups []protocol.Upload) *formTree {
+func uploadTree(ups []multipart.Upload) *formTree {
 	if len(ups) == 0 {
 		return nil
 	}

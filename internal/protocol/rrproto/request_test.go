@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ferry-php/ferry/internal/protocol"
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/valyala/fasthttp"
 )
 
@@ -28,7 +28,7 @@ func TestFormTreeShapesNamesAsPHP(t *testing.T) {
 }
 
 func TestUploadTree(t *testing.T) {
-	tr := uploadTree([]protocol.Upload{
+	tr := uploadTree([]multipart.Upload{
 		{Field: "photo", Name: `C:\dir\a.png`, Type: "image/png", Path: "/tmp/x", Size: 3},
 		{Field: "docs[]", Name: "d/b.txt", Path: "/tmp/y", Size: 1},
 		{Field: "none", ErrCode: 4},
