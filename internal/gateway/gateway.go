@@ -1,5 +1,8 @@
 // Package gateway turns HTTP requests into worker jobs and worker answers into
 // HTTP responses, with the error mapping and limits a front server owes its users.
+// How a job and an answer are encoded is the workers' protocol's
+// (internal/protocol), and a multipart body is read by internal/multipart: the
+// gateway is the request path between the client and those.
 //
 // The HTTP/1.1 front is fasthttp: on this project's 2-core reference machine a
 // Go-only hello world served 90-120k req/s with fasthttp against 54-75k with

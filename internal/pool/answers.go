@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
+	"github.com/ferry-php/ferry/internal/protocol"
 )
 
 // readLoop owns the worker's end: it delivers answers and, when the stream ends,
@@ -20,8 +21,7 @@ func (w *Worker) readLoop() {
 		batch []frame.Frame
 		owner []*job
 		proto = w.pool.proto
-		part  bool
-		ping  bool
+		a     protocol.Answer
 		fault error
 	)
 	for {
@@ -44,14 +44,18 @@ func (w *Worker) readLoop() {
 				w.pool.retire(w, "worker asked to stop")
 			}
 		} else {
-			if part, ping, fault = proto.ReadAnswer(&f); fault != nil {
+			if a, fault = proto.ReadAnswer(f); fault != nil {
 				cause = fault
 				break
 			}
-			if ping {
+			if len(f.Options) != 2 || f.Options[0] != a.CtxLen || f.Options[1] != a.ID {
+				// Ferry's answers have these options already; others get them.
+				f.Options = []uint32{a.CtxLen, a.ID}
+			}
+			if a.Ping {
 				w.pong()
 			}
-			if part {
+			if a.Part {
 				// The answers read before it go first: delivering a part
 				// may wait for a slow client.
 				if len(batch) > 0 {

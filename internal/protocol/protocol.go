@@ -35,10 +35,10 @@ type Protocol interface {
 
 	// AppendJob appends the frame that hands a worker one job.
 	AppendJob(buf []byte, id uint32, ctx, body []byte) []byte
-	// ReadAnswer checks a worker's frame that is not CONTROL and sets its
-	// options to [ctxLen, jobId] (jobId 0 when Traits.InOrder). part: it is
-	// one part of a streamed answer; ping: the worker asks for a pong.
-	ReadAnswer(f *frame.Frame) (part, ping bool, err error)
+	// ReadAnswer checks a worker's frame that is not CONTROL. The frame is
+	// passed by value: a pointer through an interface would move every frame
+	// the pool reads to the heap.
+	ReadAnswer(f frame.Frame) (Answer, error)
 	// Stopped reports an answer that is the worker's refusal of the job: it
 	// stops and serves neither it nor any job written after it.
 	Stopped(ctx, body []byte) bool
@@ -63,6 +63,14 @@ type Protocol interface {
 	// PartHeaders calls fn with each header of a part's head, for the
 	// informational (1xx) parts the gateway writes itself.
 	PartHeaders(head []byte, fn func(k, v []byte) error) error
+}
+
+// Answer is what ReadAnswer finds in a worker's frame.
+type Answer struct {
+	CtxLen uint32 // the head's length at the start of the payload
+	ID     uint32 // the job's; 0 when Traits.InOrder
+	Part   bool   // one part of a streamed answer, more to come
+	Ping   bool   // the worker asks for a pong
 }
 
 // Traits are the differences the pool and relay plan around rather than

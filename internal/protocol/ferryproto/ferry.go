@@ -38,13 +38,13 @@ func (Protocol) AppendJob(buf []byte, id uint32, ctx, body []byte) []byte {
 	return frame.Append(buf, frame.CodecRaw, 0, []uint32{uint32(len(ctx)), id}, ctx, body)
 }
 
-// ReadAnswer checks the options of an answer, [ctxLen, jobId], and reports
-// whether it is one part of a streamed answer (STREAM in byte 10).
-func (Protocol) ReadAnswer(f *frame.Frame) (part, ping bool, err error) {
+// ReadAnswer checks the options of an answer, [ctxLen, jobId], and whether
+// it is one part of a streamed answer (STREAM in byte 10).
+func (Protocol) ReadAnswer(f frame.Frame) (protocol.Answer, error) {
 	if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
-		return false, false, fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
+		return protocol.Answer{}, fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
 	}
-	return f.Stream&frame.Stream != 0 && f.Flags&frame.Error == 0, false, nil
+	return protocol.Answer{CtxLen: f.Options[0], ID: f.Options[1], Part: f.Stream&frame.Stream != 0 && f.Flags&frame.Error == 0}, nil
 }
 
 // Stopped: a Ferry worker asks to stop in a CONTROL frame, never in an answer.

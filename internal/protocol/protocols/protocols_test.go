@@ -26,12 +26,12 @@ func TestTableNamesAndFrames(t *testing.T) {
 		}
 		// A worker's answer carries the same [ctxLen, ...] options a job does.
 		f.Flags &^= frame.Proto | frame.JSON
-		part, ping, err := e.Protocol.ReadAnswer(&f)
-		if err != nil || part || ping || f.Options[0] != 3 || string(f.Payload[:3]) != "ctx" {
-			t.Fatalf("%s: answer %v %v %v options %v", name, part, ping, err, f.Options)
+		a, err := e.Protocol.ReadAnswer(f)
+		if err != nil || a.Part || a.Ping || a.CtxLen != 3 || string(f.Payload[:3]) != "ctx" {
+			t.Fatalf("%s: answer %+v %v", name, a, err)
 		}
-		if e.Protocol.Traits().InOrder == (f.Options[1] == 7) {
-			t.Errorf("%s: job id %d with InOrder=%v", name, f.Options[1], e.Protocol.Traits().InOrder)
+		if e.Protocol.Traits().InOrder == (a.ID == 7) {
+			t.Errorf("%s: job id %d with InOrder=%v", name, a.ID, e.Protocol.Traits().InOrder)
 		}
 	}
 	if _, ok := Lookup("fastcgi"); ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ferry-php/ferry/internal/frame"
+	"github.com/ferry-php/ferry/internal/protocol"
 )
 
 // RoadRunner's worker protocol (spiral/roadrunner-worker), as far as the pool
@@ -34,18 +35,16 @@ func (p *Protocol) AppendJob(buf []byte, _ uint32, ctx, body []byte) []byte {
 	return frame.Append(buf, flags, 0, []uint32{uint32(len(ctx))}, ctx, body)
 }
 
-// ReadAnswer checks an answer from a RoadRunner worker and gives it the
-// [ctxLen, jobId] options the pool expects; the pool resolves the id (InOrder).
-func (*Protocol) ReadAnswer(f *frame.Frame) (part, ping bool, err error) {
+// ReadAnswer checks an answer from a RoadRunner worker, which names no job:
+// the pool takes the oldest (InOrder). An ERROR frame has no options.
+func (*Protocol) ReadAnswer(f frame.Frame) (protocol.Answer, error) {
 	if f.Flags&frame.Error != 0 {
-		f.Options = []uint32{0, 0}
-		return false, false, nil
+		return protocol.Answer{}, nil
 	}
 	if len(f.Options) < 1 || int(f.Options[0]) > len(f.Payload) {
-		return false, false, fmt.Errorf("answer without a [ctxLen] option or with ctxLen past the payload (options %v)", f.Options)
+		return protocol.Answer{}, fmt.Errorf("answer without a [ctxLen] option or with ctxLen past the payload (options %v)", f.Options)
 	}
-	f.Options = []uint32{f.Options[0], 0}
-	return f.Stream&frame.Stream != 0, f.Stream&frame.Ping != 0, nil
+	return protocol.Answer{CtxLen: f.Options[0], Part: f.Stream&frame.Stream != 0, Ping: f.Stream&frame.Ping != 0}, nil
 }
 
 // Stopped reports Worker::stop().
