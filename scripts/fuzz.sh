@@ -25,14 +25,14 @@ fuzz() { # package target seconds
 fuzz ./internal/frame FuzzParse 10s &&
 fuzz ./internal/config '^FuzzParse$' 5s &&
 fuzz ./internal/config FuzzParseRoadRunner 5s &&
-fuzz ./internal/gateway FuzzScanAnswer 5s &&
+fuzz ./internal/protocol/ferryproto FuzzScanAnswer 5s &&
 fuzz ./internal/gateway FuzzEncodeRequest 5s &&
 fuzz ./internal/gateway FuzzCookies 5s &&
 fuzz ./internal/gateway FuzzTargetShortcut 5s &&
 fuzz ./internal/gateway FuzzTargetGrammar 10s &&
-fuzz ./internal/gateway FuzzMultipart 5s &&
+fuzz ./internal/multipart FuzzMultipart 5s &&
 fuzz ./internal/static FuzzStaticPath 5s &&
-fuzz ./internal/rrproto FuzzDecodeResponse 5s &&
+fuzz ./internal/protocol/rrproto FuzzDecodeResponse 5s &&
 fuzz ./internal/jsonq FuzzAppend 3s &&
 fuzz ./internal/gateway FuzzForwarded 3s &&
 fuzz ./internal/phplog FuzzOutputFormats 5s

@@ -19,6 +19,7 @@ import (
 	"github.com/ferry-php/ferry/internal/gateway"
 	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/lograte"
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/ferry-php/ferry/internal/static"
 	"github.com/valyala/fasthttp"
@@ -142,8 +143,7 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 		}
 	}
 	return pool.Options{
-		RoadRunner: p.RoadRunner(), JobFlags: rrJobFlags(p.Protocol),
-		Command: argv, Dir: p.Dir, Env: env, Relay: p.Relay,
+		Protocol: workerProtocol(p.Protocol), Command: argv, Dir: p.Dir, Env: env, Relay: p.Relay,
 		NumWorkers: p.NumWorkers, MaxJobs: p.MaxJobs, TTL: p.TTL, IdleTTL: p.IdleTTL,
 		MaxMemory: uint64(p.MaxMemory), ExecTTL: p.ExecTTL, AllocateTimeout: p.AllocateTimeout,
 		DestroyTimeout: p.DestroyTimeout, QueueSize: p.QueueSize, Pipeline: depth, Concurrent: p.Fibers,
@@ -173,9 +173,9 @@ func gatewayOptions(c *config.Config, log *slog.Logger) (gateway.Options, error)
 	return gateway.Options{
 		Debug: s.Debug, Static: files, Logger: log, Compression: compression,
 		MaxHeaders: s.MaxHeaders, MaxBodySize: int64(s.MaxBodySize), BodyBufferSize: int64(s.BodyBufferSize),
-		TrustedProxies: proxies, UnderscoresInHeaders: s.UnderscoreHeaders, RoadRunner: rrCodec(c.Pool.Protocol),
+		TrustedProxies: proxies, UnderscoresInHeaders: s.UnderscoreHeaders, Protocol: workerProtocol(c.Pool.Protocol),
 		MaxInputVars: iniInt(c.Pool.PHP.Ini, "max_input_vars"), MaxInputNesting: iniInt(c.Pool.PHP.Ini, "max_input_nesting_level"),
-		Uploads: gateway.UploadLimits{
+		Uploads: multipart.Limits{
 			Dir: u.Dir, MaxFiles: u.MaxFiles, MaxParts: u.MaxParts, MaxHeaderBytes: int(u.MaxPartHeaderSize),
 			MaxDiskBytes: int64(s.MaxBodySize), Forbid: u.Forbid,
 		},

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/ferry-php/ferry/internal/config"
-	"github.com/ferry-php/ferry/internal/frame"
-	"github.com/ferry-php/ferry/internal/gateway"
 )
 
 // defaultConfigPath is ferry.yaml when present, else RoadRunner's .rr.yaml,
@@ -37,22 +35,4 @@ func loadConfigFile(cmd, path string) (*config.Config, error) {
 		}
 	}
 	return cfg, nil
-}
-
-// rrJobFlags is the codec flag RoadRunner puts on a job frame.
-func rrJobFlags(protocol string) byte {
-	if protocol == config.ProtocolRoadRunnerJSON {
-		return frame.JSON
-	}
-	return frame.Proto
-}
-
-func rrCodec(protocol string) gateway.RRCodec {
-	switch protocol {
-	case config.ProtocolRoadRunner:
-		return gateway.RRProto
-	case config.ProtocolRoadRunnerJSON:
-		return gateway.RRJSON
-	}
-	return 0
 }

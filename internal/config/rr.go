@@ -11,25 +11,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/protocol/protocols"
 	"gopkg.in/yaml.v3"
 )
 
-// Values of pool.protocol.
+// Values of pool.protocol (internal/protocol/protocols lists them all).
 const (
 	ProtocolFerry          = "ferry"
 	ProtocolRoadRunner     = "roadrunner"      // http.v1.Request in protobuf (roadrunner-http 3.5 and later)
 	ProtocolRoadRunnerJSON = "roadrunner-json" // the JSON context of roadrunner-http before 3.5
 )
 
-var protocols = []string{ProtocolFerry, ProtocolRoadRunner, ProtocolRoadRunnerJSON}
-
-// RoadRunner reports whether the workers speak RoadRunner's protocol.
-func (p *PoolConfig) RoadRunner() bool { return p.Protocol != ProtocolFerry }
-
 func (k *checker) protocol(p *PoolConfig) {
-	k.oneOf("pool.protocol", p.Protocol, protocols)
-	if p.RoadRunner() && p.Fibers {
-		k.at([]string{"pool.protocol", "pool.fibers"}, "RoadRunner workers run one request at a time: pool.fibers must be off")
+	k.oneOf("pool.protocol", p.Protocol, protocols.Names())
+	if e, ok := protocols.Lookup(p.Protocol); ok && e.Protocol.Traits().Sequential && p.Fibers {
+		k.at([]string{"pool.protocol", "pool.fibers"}, "%s workers run one request at a time: pool.fibers must be off", e.Title)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/valyala/fasthttp"
 )
 
@@ -26,7 +27,7 @@ func FuzzEncodeRequest(f *testing.F) {
 		}
 		var ctx fasthttp.RequestCtx
 		ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, nil)
-		enc := h.encodeRequest(nil, &ctx, [][2]string{{"f", "v"}}, []upload{{field: "u", name: "a/b", path: "/p"}}, true, "")
+		enc := h.encodeRequest(nil, &ctx, [][2]string{{"f", "v"}}, []multipart.Upload{{Field: "u", Name: "a/b", Path: "/p"}}, true, "")
 		d := unser{b: enc}
 		top, ok := d.value()
 		if !ok || d.i != len(enc) {

@@ -8,23 +8,14 @@ import (
 	"path/filepath"
 
 	"github.com/ferry-php/ferry/internal/static"
+	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/valyala/fasthttp"
 )
 
-// fileAnswer is a response body the server reads from a file instead of the
-// worker sending it (docs/protocol.md, "file"): downloads and spooled output
-// never sit whole in PHP's memory nor cross the relay.
-type fileAnswer struct {
-	Path   string `json:"path"`
-	Offset int64  `json:"offset"`
-	Length *int64 `json:"length"` // absent: to the end of the file
-	Delete bool   `json:"delete"`
-}
-
-// attach makes the file the response body. With delete the file is unlinked
+// attach makes a file answer (docs/protocol.md, "file") the response body. With delete the file is unlinked
 // as soon as it is open, so nothing is left behind whatever happens to the
 // connection, and the worker may not touch it after answering.
-func (a *fileAnswer) attach(ctx *fasthttp.RequestCtx, body []byte) error {
+func attach(ctx *fasthttp.RequestCtx, a *protocol.File, body []byte) error {
 	if len(body) > 0 {
 		return errors.New("an answer with a file has a body too")
 	}
@@ -41,7 +32,7 @@ func (a *fileAnswer) attach(ctx *fasthttp.RequestCtx, body []byte) error {
 		}
 		return fmt.Errorf("answer file: %w", err)
 	}
-	n, err := a.span(f)
+	n, err := span(a, f)
 	if err != nil {
 		f.Close()
 		return err
@@ -56,7 +47,7 @@ func (a *fileAnswer) attach(ctx *fasthttp.RequestCtx, body []byte) error {
 }
 
 // span checks the requested bytes against the open file and seeks to them.
-func (a *fileAnswer) span(f *os.File) (int64, error) {
+func span(a *protocol.File, f *os.File) (int64, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ferry-php/ferry/internal/listen"
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
 )
@@ -237,7 +238,7 @@ func TestLargeBodyIsSpooledAndBounded(t *testing.T) {
 		}
 		return pool.Result{Context: []byte(`{"status":200}`), Body: []byte(fmt.Sprint(len(body)))}, nil
 	}}
-	addr := front(t, Options{MaxBodySize: 1 << 20, BodyBufferSize: 64 << 10, Uploads: UploadLimits{Dir: dir}}, listen.Limits{}, exec)
+	addr := front(t, Options{MaxBodySize: 1 << 20, BodyBufferSize: 64 << 10, Uploads: multipart.Limits{Dir: dir}}, listen.Limits{}, exec)
 	big := strings.Repeat("x", 200<<10)
 	resp := roundTrip(t, addr, fmt.Sprintf("POST / HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(big), big))
 	if !strings.HasPrefix(resp, "HTTP/1.1 200") || !sawFile.Load() {
@@ -330,7 +331,7 @@ func TestMaxConnections(t *testing.T) {
 func TestChunkedMultipartHasThePartLimit(t *testing.T) {
 	dir := t.TempDir()
 	exec := &scripted{}
-	addr := front(t, Options{Uploads: UploadLimits{Dir: dir, MaxFiles: 20}}, listen.Limits{}, exec)
+	addr := front(t, Options{Uploads: multipart.Limits{Dir: dir, MaxFiles: 20}}, listen.Limits{}, exec)
 	var body strings.Builder
 	for i := range 20000 {
 		fmt.Fprintf(&body, "--XX\r\nContent-Disposition: form-data; name=\"f%d\"; filename=\"a\"\r\n\r\nx\r\n", i)

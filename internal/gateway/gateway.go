@@ -1,9 +1,11 @@
 // Package gateway is the front's request path: it checks an HTTP request,
 // turns it into a worker job and the worker's answer into the HTTP response,
-// with the error mapping and limits a front server owes its users. What needs
-// no worker has its own package, which Serve calls: the static files
-// (internal/static) and on-the-fly compression (internal/compress); the
-// sockets, connections and the net/http shim are internal/listen's.
+// with the error mapping and limits a front server owes its users. How a job
+// and an answer are encoded is the workers' protocol's (internal/protocol); a
+// multipart body is read by internal/multipart. What needs no worker has its
+// own package, which Serve calls: the static files (internal/static) and
+// on-the-fly compression (internal/compress); the sockets, connections and the
+// net/http shim are internal/listen's.
 //
 // The HTTP/1.1 front is fasthttp: on this project's 2-core reference machine a
 // Go-only hello world served 90-120k req/s with fasthttp against 54-75k with
@@ -26,7 +28,10 @@ import (
 
 	"github.com/ferry-php/ferry/internal/compress"
 	"github.com/ferry-php/ferry/internal/listen"
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/ferry-php/ferry/internal/pool"
+	"github.com/ferry-php/ferry/internal/protocol"
+	"github.com/ferry-php/ferry/internal/protocol/ferryproto"
 	"github.com/ferry-php/ferry/internal/static"
 	"github.com/valyala/fasthttp"
 )
@@ -42,11 +47,13 @@ type Options struct {
 	MaxHeaders     int   // header lines per request; 431 beyond
 	MaxBodySize    int64 // 413 beyond
 	BodyBufferSize int64 // bodies above this are spooled to Uploads.Dir
-	Uploads        UploadLimits
+	Uploads        multipart.Limits
 	TrustedProxies []netip.Prefix
 	Static         *static.Files
-	RoadRunner     RRCodec           // 0: Ferry workers; else RoadRunner's payloads (rr.go)
-	Compression    *compress.Options // nil: answers go as PHP wrote them
+	// Protocol is the workers' (cmd/ferry picks it by pool.protocol): how a
+	// request becomes a job and an answer a response. nil: Ferry's own.
+	Protocol    protocol.Protocol
+	Compression *compress.Options // nil: answers go as PHP wrote them
 	// The workers' max_input_vars and max_input_nesting_level, which bound
 	// $_COOKIE as the front builds it; PHP's defaults (1000, 64) when <= 0.
 	MaxInputVars, MaxInputNesting int
@@ -59,10 +66,11 @@ type Options struct {
 
 // Handler sends requests to the pool.
 type Handler struct {
-	exec Executor
-	opt  Options
-	log  *slog.Logger
-	gz   *compressor
+	exec  Executor
+	opt   Options
+	proto protocol.Protocol
+	log   *slog.Logger
+	gz    *compressor
 	// writeTimeout is server.write_timeout, which a streamed answer gets per
 	// part rather than for the whole stream.
 	writeTimeout time.Duration
@@ -97,7 +105,10 @@ func New(exec Executor, opt Options) *Handler {
 	if opt.Uploads.MaxHeaderBytes <= 0 {
 		opt.Uploads.MaxHeaderBytes = 16 << 10
 	}
-	return &Handler{exec: exec, opt: opt, log: opt.Logger, gz: newCompressor(opt.Compression)}
+	if opt.Protocol == nil {
+		opt.Protocol = ferryproto.Protocol{}
+	}
+	return &Handler{exec: exec, opt: opt, proto: opt.Protocol, log: opt.Logger, gz: newCompressor(opt.Compression)}
 }
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
@@ -141,28 +152,24 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.log.Debug("request body could not be read", "uri", string(ctx.RequestURI()), "error", err)
 		return
 	}
-	if h.opt.RoadRunner != 0 {
-		h.serveRR(ctx, &b)
-		return
-	}
-	var (
-		form   [][2]string
-		files  []upload
-		parsed bool
-		data   = b.mem
-	)
-	if boundary := multipartBoundary(ctx.Request.Header.ContentType()); boundary != "" {
-		parsed = true
-		form, files, err = h.multipart(&b, boundary)
-		defer removeUploads(files)
+	r := protocol.Request{Ctx: ctx, Front: (*protoFront)(h), Body: b.mem, BodyFile: b.file}
+	if boundary := multipart.Boundary(ctx.Request.Header.ContentType()); boundary != "" && h.proto.ParsesMultipart(ctx.Request.Header.Method()) {
+		r.Multipart = true
+		r.Form, r.Files, err = h.multipart(&b, boundary)
+		defer multipart.Remove(r.Files)
 		if err != nil {
 			h.uploadFailed(ctx, err)
 			return
 		}
-		data = nil
 	}
 	bp := bufs.Get().(*[]byte)
-	res, ok := h.execute(ctx, bp, h.encodeRequest((*bp)[:0], ctx, form, files, parsed, b.file), data)
+	jobCtx, data, err := h.proto.EncodeRequest((*bp)[:0], r)
+	if err != nil {
+		bufs.Put(bp)
+		h.fail(ctx, fasthttp.StatusInternalServerError, "request body could not be read", err)
+		return
+	}
+	res, ok := h.execute(ctx, bp, jobCtx, data)
 	if !ok {
 		return
 	}
@@ -170,18 +177,8 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		h.streamAnswer(ctx, res)
 		return
 	}
-	file, err := writeAnswer(&ctx.Response, res.Context, res.Body)
-	switch {
-	case err == nil && file != nil:
-		err = file.attach(ctx, res.Body)
-	case err == nil && h.gz != nil:
-		h.gz.apply(ctx)
-	}
+	h.writeFinal(ctx, res.Context, res.Body)
 	res.Settle() // the file is open (or failed): the worker's spool may go
-	if err != nil {
-		ctx.Response.Reset()
-		h.fail(ctx, fasthttp.StatusBadGateway, "the worker sent an invalid response", err)
-	}
 }
 
 // execute runs one job whose context was encoded into *bp, hands the buffer
@@ -205,24 +202,24 @@ func (h *Handler) execute(ctx *fasthttp.RequestCtx, bp *[]byte, jobCtx, data []b
 // uploadFailed answers a multipart body that was refused or could not be
 // stored. The body has been read whole: the connection stays usable.
 func (h *Handler) uploadFailed(ctx *fasthttp.RequestCtx, err error) {
-	var le *LimitError
+	var le *multipart.LimitError
 	switch {
 	case errors.As(err, &le):
 		h.fail(ctx, le.Status(), le.Error(), nil)
-	case errors.Is(err, errMalformed):
+	case errors.Is(err, multipart.ErrMalformed):
 		h.fail(ctx, fasthttp.StatusBadRequest, "malformed multipart body", nil)
 	default:
 		h.fail(ctx, fasthttp.StatusInternalServerError, "uploads could not be stored", err)
 	}
 }
 
-func (h *Handler) multipart(b *body, boundary string) ([][2]string, []upload, error) {
+func (h *Handler) multipart(b *body, boundary string) ([][2]string, []multipart.Upload, error) {
 	r, done, err := b.reader()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer done()
-	return readMultipart(r, boundary, h.opt.Uploads)
+	return multipart.Read(r, boundary, h.opt.Uploads)
 }
 
 // discardBody reads what a request answered without PHP still carries, so

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/valyala/fasthttp"
 )
 
@@ -60,13 +61,13 @@ func TestEncodedRequestUnserializesInPHP(t *testing.T) {
 	cases := []struct {
 		name, raw string
 		form      [][2]string
-		files     []upload
+		files     []multipart.Upload
 		parsed    bool
 		want      string
 	}{{
 		name: "every field",
 		raw:  "POST /a/b?x=1&y=2 HTTP/1.1\r\nHost: h\r\nCookie: c=d; c=e\r\nX-Twice: 1\r\nX-Twice: 2\r\nContent-Length: 0\r\n\r\n",
-		form: [][2]string{{"f", "v"}}, files: []upload{{field: "u", name: "n.txt", ctype: "text/plain", path: "/tmp/p", size: 3}}, parsed: true,
+		form: [][2]string{{"f", "v"}}, files: []multipart.Upload{{Field: "u", Name: "n.txt", Type: "text/plain", Path: "/tmp/p", Size: 3}}, parsed: true,
 		want: `{"method":"POST","uri":"\/a\/b?x=1&y=2","path":"\/a\/b","query":"x=1&y=2",` +
 			`"remote_addr":"127.0.0.1:40000","host":"h",` +
 			`"headers":{"Host":["h"],"Content-Length":["0"],"Cookie":["c=d; c=e"],"X-Twice":["1","2"]},"cookies":{"c":"d"},` +

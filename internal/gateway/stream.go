@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/ferry-php/ferry/internal/pool"
-	"github.com/ferry-php/ferry/internal/rrproto"
+	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/valyala/fasthttp"
 )
 
@@ -29,7 +28,7 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	// The final part may be a whole answer naming a file (writeFinal).
 	defer func() { part.Settle() }()
 	for {
-		status, err := h.partStatus(part.Context)
+		status, err := h.proto.PartStatus(part.Context)
 		if err == nil && len(part.Context) == 0 {
 			err = errors.New("a streamed answer starts without a head (status and headers)")
 		}
@@ -60,14 +59,9 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 		h.writeFinal(ctx, part.Context, part.Body)
 		return
 	}
-	var err error
-	if h.opt.RoadRunner != 0 {
-		err = writeRRAnswer(&ctx.Response, part.Context, nil)
-	} else {
-		var file *fileAnswer
-		if file, err = writeAnswer(&ctx.Response, part.Context, nil); err == nil && file != nil {
-			err = errors.New("a streamed answer cannot name a file")
-		}
+	file, err := h.proto.WriteAnswer(&ctx.Response, part.Context, nil)
+	if err == nil && file != nil {
+		err = errors.New("a streamed answer cannot name a file")
 	}
 	if err != nil {
 		s.Discard()
@@ -112,16 +106,10 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 
 // writeFinal is the tail of Serve for a complete answer.
 func (h *Handler) writeFinal(ctx *fasthttp.RequestCtx, head, body []byte) {
-	var err error
-	if h.opt.RoadRunner != 0 {
-		err = writeRRAnswer(&ctx.Response, head, body)
-	} else {
-		var file *fileAnswer
-		if file, err = writeAnswer(&ctx.Response, head, body); err == nil && file != nil {
-			err = file.attach(ctx, body)
-			if err == nil {
-				return
-			}
+	file, err := h.proto.WriteAnswer(&ctx.Response, head, body)
+	if err == nil && file != nil {
+		if err = attach(ctx, file, body); err == nil {
+			return
 		}
 	}
 	if err != nil {
@@ -132,34 +120,6 @@ func (h *Handler) writeFinal(ctx *fasthttp.RequestCtx, head, body []byte) {
 	if h.gz != nil {
 		h.gz.apply(ctx)
 	}
-}
-
-// partStatus reads the status of a part's head; 0 when it has none.
-func (h *Handler) partStatus(head []byte) (int, error) {
-	if len(head) == 0 {
-		return 0, nil
-	}
-	if h.opt.RoadRunner != 0 {
-		st, err := rrStatus(head)
-		if err != nil {
-			return 0, fmt.Errorf("response context is not an http.v1.Response: %w", err)
-		}
-		if st < 100 || st > 599 {
-			return 0, fmt.Errorf("response status %d is not within 100-599", st)
-		}
-		return int(st), nil
-	}
-	var a answer
-	if err := json.Unmarshal(head, &a); err != nil {
-		return 0, fmt.Errorf("response context is not {\"status\",\"headers\"} JSON: %w (%.200q)", err, head)
-	}
-	if a.Status == 0 {
-		return 200, nil
-	}
-	if a.Status < 100 || a.Status > 599 {
-		return 0, fmt.Errorf("response status %d is not within 100-599", a.Status)
-	}
-	return a.Status, nil
 }
 
 // informational writes a 1xx response (103 Early Hints) ahead of the final
@@ -176,32 +136,15 @@ func (h *Handler) informational(ctx *fasthttp.RequestCtx, status int, head []byt
 	b = append(b, ' ')
 	b = append(b, fasthttp.StatusMessage(status)...)
 	b = append(b, "\r\n"...)
-	line := func(k, v []byte) error {
-		if !validName(k) {
-			return fmt.Errorf("response header name %q is not a valid field name", k)
-		}
-		if !validValue(v) {
-			return fmt.Errorf("response header %s: value %q holds CR, LF or NUL", k, v)
+	err := h.proto.PartHeaders(head, func(k, v []byte) error {
+		if err := protocol.CheckHeader(k, v); err != nil {
+			return err
 		}
 		b = append(append(append(append(b, k...), ": "...), v...), "\r\n"...)
 		return nil
-	}
-	if h.opt.RoadRunner != 0 && !isJSONHead(head) {
-		if _, err := rrproto.DecodeResponse(head, line); err != nil {
-			return err
-		}
-	} else {
-		var a answer
-		if err := json.Unmarshal(head, &a); err != nil {
-			return err
-		}
-		for k, vs := range a.Headers {
-			for _, v := range vs {
-				if err := line([]byte(k), []byte(v)); err != nil {
-					return err
-				}
-			}
-		}
+	})
+	if err != nil {
+		return err
 	}
 	b = append(b, "\r\n"...)
 	if w := listen.StdWriter(ctx.Conn()); w != nil {
@@ -210,7 +153,7 @@ func (h *Handler) informational(ctx *fasthttp.RequestCtx, status int, head []byt
 	if !ctx.Request.Header.IsHTTP11() || !earlyWriteSafe(ctx) {
 		return nil
 	}
-	_, err := ctx.Conn().Write(b)
+	_, err = ctx.Conn().Write(b)
 	return err // a client gone now fails the final write as well
 }
 

@@ -3,7 +3,8 @@ package gateway
 import (
 	"testing"
 
-	"github.com/ferry-php/ferry/internal/rrproto"
+	"github.com/ferry-php/ferry/internal/protocol"
+	"github.com/ferry-php/ferry/internal/protocol/rrproto"
 	"github.com/valyala/fasthttp"
 )
 
@@ -12,7 +13,7 @@ import (
 func TestInformationalHeadIsChecked(t *testing.T) {
 	cases := []struct {
 		name string
-		rr   RRCodec
+		rr   protocol.Protocol
 		head string
 		bad  bool
 	}{
@@ -21,14 +22,14 @@ func TestInformationalHeadIsChecked(t *testing.T) {
 		{name: "bad name", head: `{"status":103,"headers":{"Bad Name":["x"]}}`, bad: true},
 		{name: "101", head: `{"status":101,"headers":{}}`, bad: true},
 		{name: "not JSON", head: `{"status":103,`, bad: true},
-		{name: "roadrunner proto", rr: RRProto, head: string(rrproto.AppendResponse(nil, 103, map[string][]string{"Link": {"</a>"}}))},
-		{name: "roadrunner proto injection", rr: RRProto, head: string(rrproto.AppendResponse(nil, 103, map[string][]string{"Link": {"a\nb"}})), bad: true},
+		{name: "roadrunner proto", rr: rrproto.New(rrproto.Proto), head: string(rrproto.AppendResponse(nil, 103, map[string][]string{"Link": {"</a>"}}))},
+		{name: "roadrunner proto injection", rr: rrproto.New(rrproto.Proto), head: string(rrproto.AppendResponse(nil, 103, map[string][]string{"Link": {"a\nb"}})), bad: true},
 	}
 	for _, c := range cases {
-		h := New(nil, Options{RoadRunner: c.rr})
+		h := New(nil, Options{Protocol: c.rr})
 		var ctx fasthttp.RequestCtx
 		ctx.Request.Header.SetProtocol("HTTP/1.1")
-		st, err := h.partStatus([]byte(c.head))
+		st, err := h.proto.PartStatus([]byte(c.head))
 		if err == nil {
 			err = h.informational(&ctx, st, []byte(c.head))
 		}

@@ -2,10 +2,10 @@ package pool
 
 import (
 	"bytes"
-	"fmt"
 	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
+	"github.com/ferry-php/ferry/internal/protocol"
 )
 
 // readLoop owns the worker's end: it delivers answers and, when the stream ends,
@@ -20,8 +20,8 @@ func (w *Worker) readLoop() {
 		cause error
 		batch []frame.Frame
 		owner []*job
-		rr    = w.pool.opt.RoadRunner
-		part  bool
+		proto = w.pool.proto
+		a     protocol.Answer
 		fault error
 	)
 	for {
@@ -44,16 +44,18 @@ func (w *Worker) readLoop() {
 				w.pool.retire(w, "worker asked to stop")
 			}
 		} else {
-			if rr {
-				part, fault = w.rrFrame(&f)
-			} else {
-				part, fault = checkAnswer(&f)
-			}
-			if fault != nil {
+			if a, fault = proto.ReadAnswer(f); fault != nil {
 				cause = fault
 				break
 			}
-			if part {
+			if len(f.Options) != 2 || f.Options[0] != a.CtxLen || f.Options[1] != a.ID {
+				// Ferry's answers have these options already; others get them.
+				f.Options = []uint32{a.CtxLen, a.ID}
+			}
+			if a.Ping {
+				w.pong()
+			}
+			if a.Part {
 				// The answers read before it go first: delivering a part
 				// may wait for a slow client.
 				if len(batch) > 0 {
@@ -64,7 +66,7 @@ func (w *Worker) readLoop() {
 				w.part(&f, f.Options[1])
 				continue
 			}
-			if f.Stream&frame.Finishing != 0 && !rr {
+			if f.Stream&frame.Finishing != 0 && w.pool.trait.Finishing {
 				w.hooksBegin() // before the answer is delivered and its client asks again
 			}
 			batch = append(batch, f)
@@ -89,7 +91,7 @@ func (w *Worker) readLoop() {
 		switch {
 		case j.timedOut:
 			failed[j] = ErrExecTimeout
-		case !j.sent, w.rrQuit:
+		case !j.sent, w.quit:
 			failed[j] = errUnsent // Exec runs it on another worker
 		default:
 			failed[j] = ErrCrashed
@@ -131,15 +133,6 @@ func (w *Worker) answerBatch(batch []frame.Frame, owner []*job) []*job {
 	return owner
 }
 
-// checkAnswer checks the options of a Ferry answer and reports whether it is
-// one part of a streamed answer (STREAM in byte 10).
-func checkAnswer(f *frame.Frame) (bool, error) {
-	if len(f.Options) < 2 || (f.Flags&frame.Error == 0 && int(f.Options[0]) > len(f.Payload)) {
-		return false, fmt.Errorf("answer without [ctxLen, jobId] options or with ctxLen past the payload (options %v)", f.Options)
-	}
-	return f.Stream&frame.Stream != 0 && f.Flags&frame.Error == 0, nil
-}
-
 // answeredBatch notes n answers; the first one shows the worker can serve,
 // which ends a run of failed starts.
 func (w *Worker) answeredBatch(n int, now time.Time) {
@@ -162,10 +155,7 @@ func (w *Worker) answeredBatch(n int, now time.Time) {
 func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job {
 	w.mu.Lock()
 	for _, f := range batch {
-		id := f.Options[1]
-		if w.pool.opt.RoadRunner {
-			id = w.rrOldestLocked()
-		}
+		id := w.answerIDLocked(f.Options[1])
 		j := w.inflight.get(id)
 		if j != nil {
 			w.inflight.del(id)
@@ -232,19 +222,41 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, now time.Time) {
 			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
 		case f.Flags&frame.Error != 0:
 			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
-		case w.pool.opt.RoadRunner:
+		default:
 			n := f.Options[0]
-			res := Result{Context: f.Payload[:n:n], Body: f.Payload[n:], Timing: w.timeJob(j, now)}
-			if w.rrStopped(res) {
+			head, body := f.Payload[:n:n], f.Payload[n:]
+			if w.pool.proto.Stopped(head, body) {
+				w.askedStop()
 				j.ch <- result{err: errUnsent}
 				continue
 			}
+			res := Result{Context: head, Body: body, Timing: w.timeJob(j, now)}
+			if w.pool.trait.FileAnswers {
+				res.spool = w.spool.claim(head)
+			}
 			j.ch <- result{res: res}
-		default:
-			n := f.Options[0]
-			head := f.Payload[:n:n]
-			j.ch <- result{res: Result{Context: head, Body: f.Payload[n:], Timing: w.timeJob(j, now), spool: w.spool.claim(head)}}
 		}
 	}
 	w.lastAnswer = now
+}
+
+// answerIDLocked is the job an answer naming id belongs to: id itself, or
+// the oldest job written and not yet answered when answers name none.
+func (w *Worker) answerIDLocked(id uint32) uint32 {
+	if !w.pool.trait.InOrder {
+		return id
+	}
+	if len(w.order) == 0 {
+		return 0
+	}
+	return w.order[0]
+}
+
+// askedStop retires a worker that refused a job: the jobs it was sent from
+// that one on run elsewhere, since it will not serve them (errUnsent).
+func (w *Worker) askedStop() {
+	w.mu.Lock()
+	w.quit = true
+	w.mu.Unlock()
+	w.pool.retire(w, "worker asked to stop")
 }

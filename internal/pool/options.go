@@ -4,6 +4,9 @@ import (
 	"log/slog"
 	"runtime"
 	"time"
+
+	"github.com/ferry-php/ferry/internal/protocol"
+	"github.com/ferry-php/ferry/internal/protocol/ferryproto"
 )
 
 // Options configure a pool. Zero durations disable the limit they name, except
@@ -34,14 +37,15 @@ type Options struct {
 	// in FERRY_SPOOL_DIR and removed once it has exited (spool.go); "": none.
 	SpoolDir string
 
-	// RoadRunner: the workers speak RoadRunner's side of the protocol (rr.go):
-	// job frames carry JobFlags and [ctxLen], answers come back in order
-	// without a job id, and the handshake has no token.
-	RoadRunner bool
-	JobFlags   byte
+	// Protocol is the workers' (cmd/ferry picks it by pool.protocol): how
+	// jobs, answers and stops are framed. nil: Ferry's own.
+	Protocol protocol.Protocol
 }
 
 func (o *Options) defaults() {
+	if o.Protocol == nil {
+		o.Protocol = ferryproto.Protocol{}
+	}
 	if o.NumWorkers <= 0 {
 		o.NumWorkers = runtime.NumCPU()
 	}

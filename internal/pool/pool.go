@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/ferry-php/ferry/internal/relay"
 )
 
@@ -19,6 +20,8 @@ import (
 // internal/phplog, one Writer per worker.
 type Pool struct {
 	opt   Options // what Settings holds is read from set and Worker.set instead
+	proto protocol.Protocol
+	trait protocol.Traits // proto's, read once
 	relay relay.Factory
 	log   *slog.Logger
 
@@ -73,18 +76,15 @@ func New(opt Options) (*Pool, error) {
 		return nil, errors.New("pool: no worker command")
 	}
 	set := opt.Settings()
-	newRelay := relay.New
-	if opt.RoadRunner {
-		if opt.Concurrent {
-			return nil, errors.New("pool: RoadRunner workers run one job at a time (no Fiber mode)")
-		}
-		newRelay = relay.NewRoadRunner
+	trait := opt.Protocol.Traits()
+	if trait.Sequential && opt.Concurrent {
+		return nil, fmt.Errorf("pool: %s workers run one job at a time (no Fiber mode)", opt.Protocol.Name())
 	}
-	f, err := newRelay(opt.Relay, opt.SocketDir, opt.MaxFrame)
+	f, err := relay.New(opt.Relay, opt.SocketDir, opt.MaxFrame, opt.Protocol)
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opt: opt, set: &set, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), drained: make(chan struct{}), stopped: make(chan struct{})}
+	p := &Pool{opt: opt, proto: opt.Protocol, trait: trait, set: &set, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), drained: make(chan struct{}), stopped: make(chan struct{})}
 	if opt.SpoolDir != "" {
 		sweepSpools(opt.SpoolDir)
 	}

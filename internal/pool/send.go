@@ -173,8 +173,8 @@ func (w *Worker) encodeLocked() []byte {
 	w.spare = nil
 	w.extra = w.extra[:0]
 	seq := !w.pool.opt.Concurrent
-	rr := w.pool.opt.RoadRunner
-	track := (w.set.ExecTTL > 0 || rr) && seq // RoadRunner answers are matched by this order
+	inOrder := w.pool.trait.InOrder
+	track := (w.set.ExecTTL > 0 || inOrder) && seq // answers without a job id are matched by this order
 	n := len(w.pending)
 	if seq {
 		n = min(n, max(w.pool.batchLimit()-w.sent, 1))
@@ -187,11 +187,7 @@ func (w *Worker) encodeLocked() []byte {
 		}
 	}
 	for _, j := range w.pending[:n] {
-		if rr {
-			buf = appendRRJob(buf, w.pool.opt.JobFlags, j)
-		} else {
-			buf = frame.Append(buf, frame.CodecRaw, 0, []uint32{uint32(len(j.ctx)), j.id}, j.ctx, j.body)
-		}
+		buf = w.pool.proto.AppendJob(buf, j.id, j.ctx, j.body)
 		j.sent = true
 		j.wrote = now
 		size := frame.Size(2, len(j.ctx)+len(j.body))

@@ -108,19 +108,14 @@ func (w *Worker) stopStreams() {
 	}
 }
 
-// sendStop queues the STOP frame for j: Ferry's names the job in its options,
-// RoadRunner's worker runs one job and takes any STOP as its own.
+// sendStop queues the STOP frame for j.
 func (w *Worker) sendStop(j *job) {
 	w.mu.Lock()
 	if w.dead || w.inflight.get(j.id) != j {
 		w.mu.Unlock()
 		return
 	}
-	if w.pool.opt.RoadRunner {
-		w.extra = frame.Append(w.extra, 0, frame.Stop, []uint32{0})
-	} else {
-		w.extra = frame.Append(w.extra, frame.Control, frame.Stop, []uint32{0, j.id})
-	}
+	w.extra = w.pool.proto.AppendStop(w.extra, j.id)
 	if w.writing {
 		w.mu.Unlock()
 		return
@@ -137,9 +132,7 @@ func (w *Worker) sendStop(j *job) {
 func (w *Worker) part(f *frame.Frame, id uint32) {
 	now := time.Now()
 	w.mu.Lock()
-	if w.pool.opt.RoadRunner {
-		id = w.rrOldestLocked()
-	}
+	id = w.answerIDLocked(id)
 	j := w.inflight.get(id)
 	first := false
 	if j != nil {
@@ -162,4 +155,24 @@ func (w *Worker) part(f *frame.Frame, id uint32) {
 	}
 	n := f.Options[0]
 	j.ch <- result{res: Result{Context: f.Payload[:n:n], Body: f.Payload[n:]}, more: true}
+}
+
+// pong answers a PING, which a streaming worker sends every few chunks to
+// learn whether it should look for a STOP frame. Never written from the read
+// loop itself: a worker busy writing chunks reads nothing, and a full pipe
+// would then block both sides.
+func (w *Worker) pong() {
+	w.mu.Lock()
+	if w.dead {
+		w.mu.Unlock()
+		return
+	}
+	w.extra = w.pool.proto.AppendPong(w.extra)
+	if w.writing { // the writer at work takes it along
+		w.mu.Unlock()
+		return
+	}
+	w.writing = true
+	w.mu.Unlock()
+	go w.drain()
 }

@@ -105,7 +105,7 @@ type Worker struct {
 	expired bool      // killed by the exec_ttl watchdog
 	runFrom time.Time // when a sequential worker's oldest unanswered job started running
 	inPipe  int       // bytes of the jobs sent and not answered: at most this much is unread
-	rrQuit  bool      // a RoadRunner worker answered with Worker::stop()
+	quit    bool      // the worker answered a job with its refusal (Protocol.Stopped)
 	// destroyed: killed because it still ran destroy_timeout after its
 	// generation was replaced (dismissLocked).
 	destroyed bool

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/ferry-php/ferry/internal/protocol"
 )
 
 // pipes talks over two pipes created per worker. By default they are extra
@@ -16,8 +18,9 @@ import (
 // instead, for workers that speak the protocol there.
 type pipes struct {
 	maxFrame uint32
+	proto    protocol.Protocol
 	stdio    bool
-	rr       bool // a RoadRunner worker: RR_RELAY=pipes, no token
+	byPID    bool // the worker presents no token (protocol.Traits.ByPID)
 }
 
 func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn, error) {
@@ -31,7 +34,10 @@ func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn,
 		jobsW.Close()
 		return nil, err
 	}
-	token := newToken()
+	var token string
+	if !p.byPID {
+		token = newToken()
+	}
 	where := "pipes"
 	if p.stdio {
 		cmd.Stdin, cmd.Stdout = jobsR, ansW
@@ -44,11 +50,7 @@ func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn,
 		cmd.ExtraFiles = append(cmd.ExtraFiles, jobsR, ansW)
 		where = fmt.Sprintf("pipes:%d,%d", fd, fd+1)
 	}
-	if p.rr {
-		cmd.Env = rrEnv(cmd, where)
-	} else {
-		cmd.Env = workerEnv(cmd, where, token)
-	}
+	cmd.Env = p.proto.Env(baseEnv(cmd), where, token)
 	err = cmd.Start()
 	// The worker holds its own copies now; keeping ours would hide its exit
 	// (no EOF) from the handshake.
@@ -86,7 +88,7 @@ func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn,
 
 func (p pipes) checkToken(got, want string) error {
 	switch {
-	case got == "" && p.stdio, p.rr:
+	case got == "" && p.stdio, p.byPID:
 		return nil // a foreign protocol may not know about tokens
 	case got == "":
 		return &BootError{Reason: "the worker answered the handshake without the token from FERRY_RELAY_TOKEN (a worker SDK older than the pipes:3,4 relay?)"}

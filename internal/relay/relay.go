@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/ferry-php/ferry/internal/frame"
+	"github.com/ferry-php/ferry/internal/protocol"
+	"github.com/ferry-php/ferry/internal/protocol/ferryproto"
 )
 
 // Factory starts workers connected over one kind of transport.
@@ -42,14 +44,31 @@ type Factory interface {
 // "tcp". dir is where the private directory of the unix socket is created
 // (default: the system temp dir); maxFrame bounds every payload read from a
 // worker.
-func New(kind, dir string, maxFrame uint32) (Factory, error) {
+//
+// The workers' protocol (nil: Ferry's own) says how they learn where the
+// relay is and how they identify themselves: by a token given to each, or by
+// their pid alone (protocol.Traits.ByPID), and whether "pipes" are their
+// stdin and stdout (protocol.Traits.Stdio).
+func New(kind, dir string, maxFrame uint32, proto protocol.Protocol) (Factory, error) {
+	if proto == nil {
+		proto = ferryproto.Protocol{}
+	}
+	t := proto.Traits()
 	switch kind {
 	case "", "pipes":
-		return pipes{maxFrame: maxFrame}, nil
+		return pipes{maxFrame: maxFrame, proto: proto, stdio: t.Stdio, byPID: t.ByPID}, nil
 	case "stdio":
-		return pipes{maxFrame: maxFrame, stdio: true}, nil
+		return pipes{maxFrame: maxFrame, proto: proto, stdio: true, byPID: t.ByPID}, nil
 	case "unix", "tcp":
-		return listen(kind, dir, maxFrame, helloTimeout)
+		s, err := listen(kind, dir, maxFrame, helloTimeout)
+		if err != nil {
+			return nil, err
+		}
+		s.proto, s.byPID = proto, t.ByPID
+		return s, nil
+	}
+	if t.Stdio {
+		return nil, fmt.Errorf("relay: unknown kind %q (want pipes, unix or tcp)", kind)
 	}
 	return nil, fmt.Errorf("relay: unknown kind %q (want pipes, stdio, unix or tcp)", kind)
 }
@@ -125,14 +144,13 @@ func sameToken(got, want string) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// workerEnv is the environment the worker is started with; without this a nil
-// cmd.Env would shrink to the relay variables alone.
-func workerEnv(cmd *exec.Cmd, relay, token string) []string {
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
+// baseEnv is the environment the protocol's relay variables are added to;
+// without this a nil cmd.Env would shrink to those alone.
+func baseEnv(cmd *exec.Cmd) []string {
+	if cmd.Env == nil {
+		return os.Environ()
 	}
-	return append(env, "FERRY_RELAY="+relay, "FERRY_RELAY_TOKEN="+token)
+	return cmd.Env
 }
 
 // handshake sends the server pid and waits for the worker's answer, which must

@@ -16,7 +16,7 @@ const testMaxFrame = 1 << 20
 
 func newFactory(t *testing.T, kind, dir string) Factory {
 	t.Helper()
-	f, err := New(kind, dir, testMaxFrame)
+	f, err := New(kind, dir, testMaxFrame, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestPipesRequireTheToken(t *testing.T) {
 // configured one afterwards, and a frame sent right behind the handshake
 // answer is not lost when the reader is swapped.
 func TestMaxFrameStillApplies(t *testing.T) {
-	f, err := New("pipes", "", 64<<10)
+	f, err := New("pipes", "", 64<<10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestMaxFrameStillApplies(t *testing.T) {
 // could guess and take first.
 func TestUnixSocketDirIsPrivate(t *testing.T) {
 	for _, base := range []string{"", t.TempDir()} {
-		f, err := New("unix", base, testMaxFrame)
+		f, err := New("unix", base, testMaxFrame, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

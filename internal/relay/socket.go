@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/ferry-php/ferry/internal/protocol"
+	"github.com/ferry-php/ferry/internal/protocol/ferryproto"
 )
 
 // sockets accepts connections dialled by the workers on a unix or TCP listener.
@@ -31,10 +34,11 @@ type sockets struct {
 	pending map[net.Conn]struct{} // not yet matched; closed by Close
 	closed  bool
 
-	// RoadRunner workers present their pid, not a token (rr.go).
-	rr    bool
-	byPID map[int]chan *Conn
-	early map[int]*Conn
+	proto protocol.Protocol
+	// Workers of a protocol without tokens present their pid (bypid.go).
+	byPID   bool
+	wantPID map[int]chan *Conn
+	early   map[int]*Conn
 }
 
 const (
@@ -54,7 +58,8 @@ func listen(kind, dir string, maxFrame uint32, hello time.Duration) (*sockets, e
 		done:     make(chan struct{}),
 		want:     map[string]chan *Conn{},
 		pending:  map[net.Conn]struct{}{},
-		byPID:    map[int]chan *Conn{},
+		wantPID:  map[int]chan *Conn{},
+		proto:    ferryproto.Protocol{},
 		early:    map[int]*Conn{},
 	}
 	var err error
@@ -135,7 +140,7 @@ func (s *sockets) greet(nc net.Conn) {
 	switch {
 	case err != nil:
 		nc.Close()
-	case s.rr:
+	case s.byPID:
 		if !s.deliverPID(h.PID, c) {
 			nc.Close()
 		}
@@ -191,8 +196,8 @@ func (s *sockets) forget(token string, ch chan *Conn) {
 }
 
 func (s *sockets) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn, error) {
-	if s.rr {
-		return s.startRR(ctx, cmd, started)
+	if s.byPID {
+		return s.startByPID(ctx, cmd, started)
 	}
 	token := newToken()
 	ch := make(chan *Conn, 1)
@@ -208,7 +213,7 @@ func (s *sockets) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Co
 	if cmd.Stdout == nil {
 		cmd.Stdout = cmd.Stderr
 	}
-	cmd.Env = workerEnv(cmd, s.addr, token)
+	cmd.Env = s.proto.Env(baseEnv(cmd), s.addr, token)
 	if err := cmd.Start(); err != nil {
 		s.forget(token, ch)
 		return nil, &BootError{Reason: "cannot start the worker: " + err.Error()}

@@ -1,4 +1,4 @@
-package gateway
+package multipart
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 )
 
 // fuzzLimits are small so that random bodies reach every limit.
-func fuzzLimits(dir string) UploadLimits {
-	return UploadLimits{Dir: dir, MaxFiles: 3, MaxParts: 8, MaxHeaderBytes: 256,
+func fuzzLimits(dir string) Limits {
+	return Limits{Dir: dir, MaxFiles: 3, MaxParts: 8, MaxHeaderBytes: 256,
 		MaxDiskBytes: 64, MaxFieldBytes: 64, Forbid: []string{".php"}}
 }
 
@@ -31,7 +31,7 @@ func FuzzMultipart(f *testing.F) {
 	dir := f.TempDir() // one for all runs: a worker runs its inputs one at a time
 	f.Fuzz(func(t *testing.T, body []byte) {
 		lim := fuzzLimits(dir)
-		form, files, err := readMultipart(bytes.NewReader(body), bnd, lim)
+		form, files, err := Read(bytes.NewReader(body), bnd, lim)
 		ents, rerr := os.ReadDir(dir)
 		if rerr != nil {
 			t.Fatal(rerr)
@@ -44,45 +44,45 @@ func FuzzMultipart(f *testing.F) {
 		}
 		contents := make([]string, len(files))
 		for i, u := range files {
-			if u.path != "" {
+			if u.Path != "" {
 				contents[i] = readUpload(t, u)
 			}
 		}
-		removeUploads(files)
+		Remove(files)
 		assertEmptyDir(t, dir)
 		// Byte by byte, every delimiter and header line straddles a read.
-		form2, files2, err2 := readMultipart(iotest.OneByteReader(bytes.NewReader(body)), bnd, lim)
-		defer removeUploads(files2)
+		form2, files2, err2 := Read(iotest.OneByteReader(bytes.NewReader(body)), bnd, lim)
+		defer Remove(files2)
 		if errString(err) != errString(err2) || !reflect.DeepEqual(form, form2) || !sameUploads(t, files, contents, files2) {
 			t.Fatalf("byte by byte: err %v form %q files %+v; at once: err %v form %q files %+v", err2, form2, files2, err, form, files)
 		}
-		removeUploads(files2)
+		Remove(files2)
 		assertEmptyDir(t, dir)
 	})
 }
 
-func checkUploads(t *testing.T, lim UploadLimits, form [][2]string, files []upload, onDisk int) {
+func checkUploads(t *testing.T, lim Limits, form [][2]string, files []Upload, onDisk int) {
 	t.Helper()
 	var nfiles int
 	var disk, fields int64
 	for _, u := range files {
-		if u.path == "" {
-			if u.errCode != 4 || u.size != 0 || u.name != "" {
+		if u.Path == "" {
+			if u.ErrCode != 4 || u.Size != 0 || u.Name != "" {
 				t.Fatalf("upload without a file: %+v", u)
 			}
 			continue
 		}
 		nfiles++
-		st, err := os.Stat(u.path)
+		st, err := os.Stat(u.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Size() != u.size {
-			t.Fatalf("%s holds %d bytes, reported %d", u.path, st.Size(), u.size)
+		if st.Size() != u.Size {
+			t.Fatalf("%s holds %d bytes, reported %d", u.Path, st.Size(), u.Size)
 		}
 		disk += st.Size()
-		if forbidden(u.name, lim.Forbid) {
-			t.Fatalf("forbidden name %q accepted", u.name)
+		if forbidden(u.Name, lim.Forbid) {
+			t.Fatalf("forbidden name %q accepted", u.Name)
 		}
 	}
 	for _, kv := range form {
@@ -103,16 +103,16 @@ func errString(err error) string {
 }
 
 // sameUploads compares two parses of one body: same entries, same contents.
-func sameUploads(t *testing.T, a []upload, contents []string, b []upload) bool {
+func sameUploads(t *testing.T, a []Upload, contents []string, b []Upload) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
 		x, y := a[i], b[i]
-		if (x.path == "") != (y.path == "") || (y.path != "" && readUpload(t, y) != contents[i]) {
+		if (x.Path == "") != (y.Path == "") || (y.Path != "" && readUpload(t, y) != contents[i]) {
 			return false
 		}
-		x.path, y.path = "", ""
+		x.Path, y.Path = "", ""
 		if x != y {
 			return false
 		}
@@ -144,7 +144,7 @@ func TestMultipartMatchesStdlibWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		var wantForm [][2]string
-		var wantFiles []upload
+		var wantFiles []Upload
 		var contents []string
 		for p := 0; p < 1+rng.IntN(6); p++ {
 			var c strings.Builder
@@ -170,7 +170,7 @@ func TestMultipartMatchesStdlibWriter(t *testing.T) {
 				file := `sub\dir/"q".bin`
 				h.Set("Content-Disposition", `form-data; name="`+name+`"; filename="`+strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(file)+`"`)
 				h.Set("Content-Type", "application/x-test")
-				wantFiles = append(wantFiles, upload{field: name, name: file, ctype: "application/x-test", size: int64(c.Len())})
+				wantFiles = append(wantFiles, Upload{Field: name, Name: file, Type: "application/x-test", Size: int64(c.Len())})
 				contents = append(contents, c.String())
 			}
 			pw, err := w.CreatePart(h)
@@ -187,7 +187,7 @@ func TestMultipartMatchesStdlibWriter(t *testing.T) {
 		if oneByte {
 			src = iotest.OneByteReader(bytes.NewReader(buf.Bytes()))
 		}
-		form, files, err := readMultipart(src, bnd, lim)
+		form, files, err := Read(src, bnd, lim)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -201,12 +201,12 @@ func TestMultipartMatchesStdlibWriter(t *testing.T) {
 			if got := readUpload(t, f); got != contents[i] {
 				t.Fatalf("round %d: file %d content differs (%d bytes, want %d)", round, i, len(got), len(contents[i]))
 			}
-			f.path = ""
+			f.Path = ""
 			if f != wantFiles[i] {
 				t.Fatalf("round %d: file %+v, want %+v", round, f, wantFiles[i])
 			}
 		}
-		removeUploads(files)
+		Remove(files)
 	}
 }
 

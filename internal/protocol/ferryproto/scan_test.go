@@ -1,4 +1,4 @@
-package gateway
+package ferryproto
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/valyala/fasthttp"
 )
 
@@ -36,7 +37,7 @@ func TestScanAnswerMatchesEncodingJSON(t *testing.T) {
 		if !ok {
 			t.Fatalf("fast path refused %s", c)
 		}
-		var a answer
+		var a protocol.Head
 		if err := json.Unmarshal([]byte(c), &a); err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func TestScanAnswerRefusesWhatItDoesNotKnow(t *testing.T) {
 func TestWriteAnswerFallsBackAndRejects(t *testing.T) {
 	var r fasthttp.Response
 	// A surrogate pair goes to encoding/json and still works.
-	if _, err := writeAnswer(&r, []byte(`{"status":200,"headers":{"X-E":["\ud83d\ude00"]}}`), []byte("b")); err != nil {
+	if _, err := (Protocol{}).WriteAnswer(&r, []byte(`{"status":200,"headers":{"X-E":["\ud83d\ude00"]}}`), []byte("b")); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(r.Header.Peek("X-E")); got != "😀" {
@@ -76,7 +77,7 @@ func TestWriteAnswerFallsBackAndRejects(t *testing.T) {
 		t.Fatalf("default content type %q", r.Header.ContentType())
 	}
 	var typed fasthttp.Response
-	if _, err := writeAnswer(&typed, []byte(`{"status":200,"headers":{"content-type":["application\/json"]}}`), nil); err != nil {
+	if _, err := (Protocol{}).WriteAnswer(&typed, []byte(`{"status":200,"headers":{"content-type":["application\/json"]}}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(typed.Header.ContentType()); got != "application/json" {
@@ -84,7 +85,7 @@ func TestWriteAnswerFallsBackAndRejects(t *testing.T) {
 	}
 	for _, bad := range []string{`not json`, `{"status":42}`, `{"status":1000}`} {
 		var r fasthttp.Response
-		if _, err := writeAnswer(&r, []byte(bad), nil); err == nil {
+		if _, err := (Protocol{}).WriteAnswer(&r, []byte(bad), nil); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
 	}
@@ -101,7 +102,7 @@ func FuzzScanAnswer(f *testing.F) {
 		if !ok {
 			return
 		}
-		var a answer
+		var a protocol.Head
 		if err := json.Unmarshal(b, &a); err != nil {
 			t.Fatalf("fast path accepted %q that encoding/json rejects: %v", b, err)
 		}

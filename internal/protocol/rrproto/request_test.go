@@ -1,11 +1,11 @@
-package gateway
+package rrproto
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/ferry-php/ferry/internal/rrproto"
+	"github.com/ferry-php/ferry/internal/multipart"
 	"github.com/valyala/fasthttp"
 )
 
@@ -28,10 +28,10 @@ func TestFormTreeShapesNamesAsPHP(t *testing.T) {
 }
 
 func TestUploadTree(t *testing.T) {
-	tr := uploadTree([]upload{
-		{field: "photo", name: `C:\dir\a.png`, ctype: "image/png", path: "/tmp/x", size: 3},
-		{field: "docs[]", name: "d/b.txt", path: "/tmp/y", size: 1},
-		{field: "none", errCode: 4},
+	tr := uploadTree([]multipart.Upload{
+		{Field: "photo", Name: `C:\dir\a.png`, Type: "image/png", Path: "/tmp/x", Size: 3},
+		{Field: "docs[]", Name: "d/b.txt", Path: "/tmp/y", Size: 1},
+		{Field: "none", ErrCode: 4},
 	})
 	got := string(tr.appendJSON(nil))
 	want := `{"photo":{"name":"a.png","mime":"image/png","size":3,"error":0,"tmpName":"/tmp/x"},` +
@@ -43,7 +43,7 @@ func TestUploadTree(t *testing.T) {
 }
 
 func TestRRAnswer(t *testing.T) {
-	proto := rrproto.AppendResponse(nil, 201, map[string][]string{"X-A": {"1", "2"}})
+	proto := AppendResponse(nil, 201, map[string][]string{"X-A": {"1", "2"}})
 	cases := []struct {
 		name       string
 		ctx, body  string
@@ -60,7 +60,7 @@ func TestRRAnswer(t *testing.T) {
 	}
 	for _, c := range cases {
 		var resp fasthttp.Response
-		err := writeRRAnswer(&resp, []byte(c.ctx), []byte(c.body))
+		_, err := New(Proto).WriteAnswer(&resp, []byte(c.ctx), []byte(c.body))
 		if c.bad {
 			if err == nil {
 				t.Errorf("%s: accepted", c.name)

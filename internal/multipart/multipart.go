@@ -1,69 +1,21 @@
-package gateway
+// Package multipart reads a multipart/form-data request body as it streams
+// in: fields into memory and files into temp files, within Limits, refusing
+// what PHP would read differently. The gateway reads the body; the worker
+// protocol encodes what came of it.
+package multipart
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"os"
 	"strings"
 )
 
-// UploadLimits bound what one multipart body may create.
-type UploadLimits struct {
-	Dir            string   // temp dir for file parts; "" = os.TempDir()
-	MaxFiles       int      // file parts (PHP max_file_uploads); 0 = no file parts allowed
-	MaxParts       int      // parts of any kind
-	MaxHeaderBytes int      // one part's header block
-	MaxDiskBytes   int64    // total bytes written to disk for this request
-	MaxFieldBytes  int64    // total bytes of non-file field values kept in memory
-	Forbid         []string // file name extensions refused (case-insensitive, e.g. ".php")
-}
-
-// LimitError says which of UploadLimits a body broke.
-type LimitError struct {
-	What  string // one of the limit* constants
-	Limit int64  // the limit broken; 0 for limitExtension
-	Name  string // the refused file name, for limitExtension
-}
-
-const (
-	limitParts     = "parts"
-	limitFiles     = "files"
-	limitHeader    = "part header bytes"
-	limitDisk      = "file bytes"
-	limitFields    = "field bytes"
-	limitExtension = "extension"
-)
-
-func (e *LimitError) Error() string {
-	if e.What == limitExtension {
-		return fmt.Sprintf("multipart: file name %q has a refused extension", e.Name)
-	}
-	return fmt.Sprintf("multipart: more %s than the limit of %d", e.What, e.Limit)
-}
-
-// Status is the HTTP answer for the refusal. Byte totals get 413 as nginx
-// answers a body over client_max_body_size; counts, a part's header block and
-// extensions get 400, as docs/config.md promises.
-func (e *LimitError) Status() int {
-	if e.What == limitDisk || e.What == limitFields {
-		return 413
-	}
-	return 400
-}
-
-// errMalformed wraps every error caused by the body's syntax (400). Any other
-// error from readMultipart is the server's (reading the spool, writing temp files).
-var errMalformed = errors.New("malformed multipart body")
-
-func malformed(why string) error { return fmt.Errorf("%w: %s", errMalformed, why) }
-
-// readMultipart splits a multipart body as it streams by: fields become
+// Read splits a multipart body as it streams by: fields become
 // name/value pairs, file parts go to temp files (a PHP app gets paths, as under
 // FPM). Any error stops it at once and removes the files it made; on success
-// the caller removes them with removeUploads once the job is answered.
+// the caller removes them with Remove once the job is answered.
 //
 // It follows PHP's rfc1867.c where RFC 7578 leaves room: filename="" is an
 // unselected file input (UPLOAD_ERR_NO_FILE, content dropped, not counted in
@@ -71,7 +23,7 @@ func malformed(why string) error { return fmt.Errorf("%w: %s", errMalformed, why
 // keep their backslashes; filename* is ignored (RFC 7578 section 4.2); lines
 // may end in LF alone. Unlike PHP, a duplicate name or filename parameter is
 // an error: what the limits checked must be what PHP gets.
-func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]string, files []upload, err error) {
+func Read(r io.Reader, boundary string, lim Limits) (form [][2]string, files []Upload, err error) {
 	if len(boundary) == 0 || len(boundary) > 70 { // RFC 2046 section 5.1.1
 		return nil, nil, malformed("boundary must be 1 to 70 bytes")
 	}
@@ -79,7 +31,7 @@ func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]st
 	p.buf[0] = '\n' // so a delimiter on the first line is found like any other
 	defer func() {
 		if err != nil {
-			removeUploads(files)
+			Remove(files)
 			form, files = nil, nil
 		}
 	}()
@@ -109,7 +61,7 @@ func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]st
 			form = append(form, [2]string{h.name, string(v)})
 		case h.filename == "":
 			last, err = p.body(discard)
-			files = append(files, upload{field: h.name, errCode: 4})
+			files = append(files, Upload{Field: h.name, ErrCode: 4})
 		default:
 			if forbidden(h.filename, lim.Forbid) {
 				return form, files, &LimitError{What: limitExtension, Name: h.filename}
@@ -121,7 +73,7 @@ func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]st
 			if f, err = os.CreateTemp(lim.Dir, "ferry-upload-*"); err != nil {
 				return form, files, err
 			}
-			files = append(files, upload{field: h.name, name: h.filename, ctype: h.ctype, path: f.Name()})
+			files = append(files, Upload{Field: h.name, Name: h.filename, Type: h.ctype, Path: f.Name()})
 			up := &files[len(files)-1]
 			last, err = p.body(func(b []byte) error {
 				if disk+int64(len(b)) > lim.MaxDiskBytes {
@@ -129,7 +81,7 @@ func readMultipart(r io.Reader, boundary string, lim UploadLimits) (form [][2]st
 				}
 				n, err := f.Write(b)
 				disk += int64(n)
-				up.size += int64(n)
+				up.Size += int64(n)
 				return err
 			})
 			if cerr := f.Close(); err == nil {
@@ -386,17 +338,8 @@ func unquote(s string) (val, rest string, err error) {
 	return "", "", malformed("unterminated quoted parameter")
 }
 
-// removeUploads deletes the temp files of files; entries without one are skipped.
-func removeUploads(files []upload) {
-	for _, f := range files {
-		if f.path != "" {
-			os.Remove(f.path)
-		}
-	}
-}
-
-// multipartBoundary returns the boundary of a multipart/form-data body, or "".
-func multipartBoundary(ct []byte) string {
+// Boundary returns the boundary of a multipart/form-data body, or "".
+func Boundary(ct []byte) string {
 	if !bytes.HasPrefix(bytes.ToLower(ct), []byte("multipart/form-data")) {
 		return ""
 	}

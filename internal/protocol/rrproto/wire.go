@@ -1,4 +1,4 @@
-// Package rrproto encodes and decodes the two messages of RoadRunner's HTTP
+// The two messages of RoadRunner's HTTP
 // worker protocol, http.v1.Request and http.v1.Response, straight on the wire
 // format: the field numbers are those of the published
 // roadrunner-server/api proto/http/v1/http.proto:
@@ -13,6 +13,7 @@
 // A map entry is a nested message with the key as field 1 and the value as
 // field 2. Writing the bytes directly spares building a message tree per
 // request and a reflection-driven marshal.
+
 package rrproto
 
 import (

@@ -1,9 +1,10 @@
-package gateway
+package ferryproto
 
 import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/ferry-php/ferry/internal/protocol"
 	"github.com/valyala/fasthttp"
 )
 
@@ -160,6 +161,7 @@ func (s *scanner) escaped(start int) ([]byte, bool) {
 }
 
 func (s *scanner) headers(resp *fasthttp.Response) bool {
+	var name [64]byte
 	if s.lit('[') { // PHP encodes an empty array as []
 		return s.lit(']')
 	}
@@ -174,17 +176,17 @@ func (s *scanner) headers(resp *fasthttp.Response) bool {
 		if !ok || !s.lit(':') || !s.lit('[') {
 			return false
 		}
-		if !validName(k) {
-			return false
-		}
-		key := string(k) // k may live in the scratch buffer
+		// k may live in the scratch buffer the values are decoded into; a
+		// name up to 64 bytes is copied without an allocation.
+		key := append(name[:0], k...)
 		if !s.lit(']') {
 			for {
 				v, ok := s.str()
-				if !ok || !validValue(v) {
+				// What protocol.CheckHeader refuses goes to the decoder,
+				// which names the fault.
+				if !ok || protocol.AddHeader(resp, key, v) != nil {
 					return false
 				}
-				resp.Header.AddBytesV(key, v)
 				if s.lit(']') {
 					break
 				}

@@ -1,4 +1,4 @@
-package gateway
+package multipart
 
 import (
 	"errors"
@@ -32,8 +32,8 @@ func filePart(field, filename, content string) string {
 		"\"\r\nContent-Type: text/plain\r\n\r\n" + content
 }
 
-func testLimits(dir string) UploadLimits {
-	return UploadLimits{Dir: dir, MaxFiles: 20, MaxParts: 1000, MaxHeaderBytes: 16 << 10,
+func testLimits(dir string) Limits {
+	return Limits{Dir: dir, MaxFiles: 20, MaxParts: 1000, MaxHeaderBytes: 16 << 10,
 		MaxDiskBytes: 1 << 20, MaxFieldBytes: 1 << 20}
 }
 
@@ -49,8 +49,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func parseBody(body string, lim UploadLimits) ([][2]string, []upload, error) {
-	return readMultipart(strings.NewReader(body), bnd, lim)
+func parseBody(body string, lim Limits) ([][2]string, []Upload, error) {
+	return Read(strings.NewReader(body), bnd, lim)
 }
 
 func assertEmptyDir(t *testing.T, dir string) {
@@ -64,9 +64,9 @@ func assertEmptyDir(t *testing.T, dir string) {
 	}
 }
 
-func readUpload(t *testing.T, u upload) string {
+func readUpload(t *testing.T, u Upload) string {
 	t.Helper()
-	b, err := os.ReadFile(u.path)
+	b, err := os.ReadFile(u.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestMultipartFieldsAndFilesInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer removeUploads(files)
+	defer Remove(files)
 	wantForm := [][2]string{{"a", "1"}, {"b", ""}, {"a", "2"}, {"c", "line1\r\nline2\r\n"}}
 	if !reflect.DeepEqual(form, wantForm) {
 		t.Fatalf("form = %q, want %q", form, wantForm)
@@ -102,21 +102,21 @@ func TestMultipartFieldsAndFilesInOrder(t *testing.T) {
 		{"f2", "two.bin", "", binary},
 	} {
 		f := files[i]
-		if f.field != want.field || f.name != want.name || f.ctype != want.ctype || f.errCode != 0 {
+		if f.Field != want.field || f.Name != want.name || f.Type != want.ctype || f.ErrCode != 0 {
 			t.Errorf("files[%d] = %+v, want %+v", i, f, want)
 		}
-		if got := readUpload(t, f); got != want.content || f.size != int64(len(want.content)) {
-			t.Errorf("files[%d] holds %q (size %d), want %q", i, got, f.size, want.content)
+		if got := readUpload(t, f); got != want.content || f.Size != int64(len(want.content)) {
+			t.Errorf("files[%d] holds %q (size %d), want %q", i, got, f.Size, want.content)
 		}
-		st, err := os.Stat(f.path)
+		st, err := os.Stat(f.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if filepath.Dir(f.path) != dir || !strings.HasPrefix(filepath.Base(f.path), "ferry-upload-") || st.Mode().Perm() != 0o600 {
-			t.Errorf("files[%d] at %s mode %v, want %s/ferry-upload-* mode 0600", i, f.path, st.Mode().Perm(), dir)
+		if filepath.Dir(f.Path) != dir || !strings.HasPrefix(filepath.Base(f.Path), "ferry-upload-") || st.Mode().Perm() != 0o600 {
+			t.Errorf("files[%d] at %s mode %v, want %s/ferry-upload-* mode 0600", i, f.Path, st.Mode().Perm(), dir)
 		}
 	}
-	removeUploads(files)
+	Remove(files)
 	assertEmptyDir(t, dir)
 }
 
@@ -140,11 +140,11 @@ func TestMultipartKeepsFullPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer removeUploads(files)
+	defer Remove(files)
 	var got, want []string
 	for i := range max(len(files), len(cases)) {
 		if i < len(files) {
-			got = append(got, files[i].name)
+			got = append(got, files[i].Name)
 		}
 		if i < len(cases) {
 			want = append(want, cases[i].want)
@@ -168,17 +168,17 @@ func TestMultipartEmptyFileInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer removeUploads(files)
+	defer Remove(files)
 	if len(form) != 0 || len(files) != 3 {
 		t.Fatalf("form %q files %+v, want no field and 3 files", form, files)
 	}
 	for i, field := range []string{"avatar", "other"} {
-		if want := (upload{field: field, errCode: 4}); files[i] != want {
+		if want := (Upload{Field: field, ErrCode: 4}); files[i] != want {
 			t.Errorf("files[%d] = %+v, want %+v", i, files[i], want)
 		}
 	}
 	z := files[2]
-	if z.errCode != 0 || z.size != 0 || z.name != "zero.txt" || z.path == "" || readUpload(t, z) != "" {
+	if z.ErrCode != 0 || z.Size != 0 || z.Name != "zero.txt" || z.Path == "" || readUpload(t, z) != "" {
 		t.Errorf("empty upload = %+v, want an existing empty file without error", z)
 	}
 }
@@ -188,28 +188,28 @@ func TestMultipartLimits(t *testing.T) {
 	bigHeader := "Content-Disposition: form-data; name=\"h\"\r\nX-Pad: " + strings.Repeat("p", 300) + "\r\n\r\nv"
 	cases := []struct {
 		name   string
-		set    func(*UploadLimits)
+		set    func(*Limits)
 		parts  []string
 		what   string // "" = must pass
 		status int
 	}{
-		{"parts at limit", func(l *UploadLimits) { l.MaxParts = 3 }, []string{first, fieldPart("a", "1"), fieldPart("b", "2")}, "", 0},
-		{"parts", func(l *UploadLimits) { l.MaxParts = 3 }, []string{first, fieldPart("a", "1"), fieldPart("b", "2"), fieldPart("c", "3")}, limitParts, 400},
-		{"files at limit", func(l *UploadLimits) { l.MaxFiles = 2 }, []string{first, filePart("f", "2.txt", "x")}, "", 0},
-		{"files", func(l *UploadLimits) { l.MaxFiles = 2 }, []string{first, filePart("f", "2.txt", "x"), filePart("f", "3.txt", "x")}, limitFiles, 400},
-		{"no files allowed", func(l *UploadLimits) { l.MaxFiles = 0 }, []string{fieldPart("a", "1"), filePart("f", "1.txt", "")}, limitFiles, 400},
-		{"header at limit", func(l *UploadLimits) { l.MaxHeaderBytes = len(bigHeader) - 1 }, []string{first, bigHeader}, "", 0},
-		{"header", func(l *UploadLimits) { l.MaxHeaderBytes = 256 }, []string{first, bigHeader}, limitHeader, 400},
-		{"header line without end", func(l *UploadLimits) { l.MaxHeaderBytes = 256 }, []string{first, strings.Repeat("h", 200<<10)}, limitHeader, 400},
-		{"disk at limit", func(l *UploadLimits) { l.MaxDiskBytes = 12 }, []string{filePart("a", "a", "123456"), filePart("b", "b", "123456")}, "", 0},
-		{"disk", func(l *UploadLimits) { l.MaxDiskBytes = 11 }, []string{filePart("a", "a", "123456"), filePart("b", "b", "123456")}, limitDisk, 413},
-		{"disk in one big file", func(l *UploadLimits) { l.MaxDiskBytes = 100 << 10 }, []string{filePart("a", "a", strings.Repeat("d", 300<<10))}, limitDisk, 413},
-		{"fields at limit", func(l *UploadLimits) { l.MaxFieldBytes = 12 }, []string{first, fieldPart("a", "123456"), fieldPart("b", "123456")}, "", 0},
-		{"fields", func(l *UploadLimits) { l.MaxFieldBytes = 11 }, []string{first, fieldPart("a", "123456"), fieldPart("b", "123456")}, limitFields, 413},
-		{"forbid allows others", func(l *UploadLimits) { l.Forbid = []string{".php"} }, []string{first, filePart("f", "php.txt", "x"), filePart("f", "a.phps", "x")}, "", 0},
-		{"forbid", func(l *UploadLimits) { l.Forbid = []string{".phar", ".php"} }, []string{first, filePart("f", "dir/shell.php", "<?php")}, limitExtension, 400},
-		{"forbid any case", func(l *UploadLimits) { l.Forbid = []string{".php"} }, []string{first, filePart("f", "shell.PhP", "<?php")}, limitExtension, 400},
-		{"forbid trailing dot", func(l *UploadLimits) { l.Forbid = []string{".PHP"} }, []string{first, filePart("f", `C:\x\shell.php. `, "<?php")}, limitExtension, 400},
+		{"parts at limit", func(l *Limits) { l.MaxParts = 3 }, []string{first, fieldPart("a", "1"), fieldPart("b", "2")}, "", 0},
+		{"parts", func(l *Limits) { l.MaxParts = 3 }, []string{first, fieldPart("a", "1"), fieldPart("b", "2"), fieldPart("c", "3")}, limitParts, 400},
+		{"files at limit", func(l *Limits) { l.MaxFiles = 2 }, []string{first, filePart("f", "2.txt", "x")}, "", 0},
+		{"files", func(l *Limits) { l.MaxFiles = 2 }, []string{first, filePart("f", "2.txt", "x"), filePart("f", "3.txt", "x")}, limitFiles, 400},
+		{"no files allowed", func(l *Limits) { l.MaxFiles = 0 }, []string{fieldPart("a", "1"), filePart("f", "1.txt", "")}, limitFiles, 400},
+		{"header at limit", func(l *Limits) { l.MaxHeaderBytes = len(bigHeader) - 1 }, []string{first, bigHeader}, "", 0},
+		{"header", func(l *Limits) { l.MaxHeaderBytes = 256 }, []string{first, bigHeader}, limitHeader, 400},
+		{"header line without end", func(l *Limits) { l.MaxHeaderBytes = 256 }, []string{first, strings.Repeat("h", 200<<10)}, limitHeader, 400},
+		{"disk at limit", func(l *Limits) { l.MaxDiskBytes = 12 }, []string{filePart("a", "a", "123456"), filePart("b", "b", "123456")}, "", 0},
+		{"disk", func(l *Limits) { l.MaxDiskBytes = 11 }, []string{filePart("a", "a", "123456"), filePart("b", "b", "123456")}, limitDisk, 413},
+		{"disk in one big file", func(l *Limits) { l.MaxDiskBytes = 100 << 10 }, []string{filePart("a", "a", strings.Repeat("d", 300<<10))}, limitDisk, 413},
+		{"fields at limit", func(l *Limits) { l.MaxFieldBytes = 12 }, []string{first, fieldPart("a", "123456"), fieldPart("b", "123456")}, "", 0},
+		{"fields", func(l *Limits) { l.MaxFieldBytes = 11 }, []string{first, fieldPart("a", "123456"), fieldPart("b", "123456")}, limitFields, 413},
+		{"forbid allows others", func(l *Limits) { l.Forbid = []string{".php"} }, []string{first, filePart("f", "php.txt", "x"), filePart("f", "a.phps", "x")}, "", 0},
+		{"forbid", func(l *Limits) { l.Forbid = []string{".phar", ".php"} }, []string{first, filePart("f", "dir/shell.php", "<?php")}, limitExtension, 400},
+		{"forbid any case", func(l *Limits) { l.Forbid = []string{".php"} }, []string{first, filePart("f", "shell.PhP", "<?php")}, limitExtension, 400},
+		{"forbid trailing dot", func(l *Limits) { l.Forbid = []string{".PHP"} }, []string{first, filePart("f", `C:\x\shell.php. `, "<?php")}, limitExtension, 400},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -221,7 +221,7 @@ func TestMultipartLimits(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				removeUploads(files)
+				Remove(files)
 				assertEmptyDir(t, dir)
 				return
 			}
@@ -252,7 +252,7 @@ func TestMultipartManyTinyParts(t *testing.T) {
 			lim := testLimits(dir)
 			lim.MaxFiles = c.maxFiles
 			src := &countingReader{r: strings.NewReader(body)}
-			_, files, err := readMultipart(src, bnd, lim)
+			_, files, err := Read(src, bnd, lim)
 			var le *LimitError
 			if !errors.As(err, &le) || le.What != c.what {
 				t.Fatalf("err = %v with %d files, want a LimitError for %s", err, len(files), c.what)
@@ -297,7 +297,7 @@ func TestMultipartMalformed(t *testing.T) {
 			dir := t.TempDir()
 			form, files, err := parseBody(c.body, testLimits(dir))
 			var le *LimitError
-			if !errors.Is(err, errMalformed) || errors.As(err, &le) {
+			if !errors.Is(err, ErrMalformed) || errors.As(err, &le) {
 				t.Fatalf("err = %v, want a malformed-body error", err)
 			}
 			if form != nil || files != nil {
@@ -307,7 +307,7 @@ func TestMultipartMalformed(t *testing.T) {
 		})
 	}
 	for _, b := range []string{"", strings.Repeat("b", 71)} {
-		if _, _, err := readMultipart(strings.NewReader("--"+b+"--\r\n"), b, testLimits(t.TempDir())); !errors.Is(err, errMalformed) {
+		if _, _, err := Read(strings.NewReader("--"+b+"--\r\n"), b, testLimits(t.TempDir())); !errors.Is(err, ErrMalformed) {
 			t.Errorf("boundary of %d bytes: err = %v, want malformed", len(b), err)
 		}
 	}
@@ -350,8 +350,8 @@ func TestMultipartBoundary(t *testing.T) {
 		`application/x-www-form-urlencoded`:           "",
 		`multipart/form-data; boundary="unterminated`: "",
 	} {
-		if got := multipartBoundary([]byte(ct)); got != want {
-			t.Errorf("multipartBoundary(%q) = %q, want %q", ct, got, want)
+		if got := Boundary([]byte(ct)); got != want {
+			t.Errorf("Boundary(%q) = %q, want %q", ct, got, want)
 		}
 	}
 }

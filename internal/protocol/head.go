@@ -1,0 +1,29 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Head is an answer's head in JSON (docs/protocol.md):
+// {"status":N,"headers":{...}}, plus "reason" and "raw_headers" (base64
+// values that are not UTF-8) and "file" when needed. Ferry's workers send it,
+// and so did roadrunner-http before 3.5.
+type Head struct {
+	Status     int       `json:"status"`
+	Reason     string    `json:"reason"`
+	Headers    HeaderMap `json:"headers"`
+	RawHeaders HeaderMap `json:"raw_headers"`
+	File       *File     `json:"file"`
+}
+
+// HeaderMap accepts [] too: PHP's json_encode writes an empty array that way.
+type HeaderMap map[string][]string
+
+func (h *HeaderMap) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "[]" {
+		*h = nil
+		return nil
+	}
+	return json.Unmarshal(b, (*map[string][]string)(h))
+}
