@@ -1,8 +1,11 @@
 package otlp
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +25,7 @@ type Config struct {
 	ScheduleDelay time.Duration     // how long a span waits for its batch to fill
 	MaxQueue      int               // spans waiting beyond this are dropped
 	MaxBatch      int               // spans per POST
+	TLS           *tls.Config       // nil: the system's roots, no client certificate
 }
 
 // The SDK's defaults, from the OpenTelemetry environment variable spec.
@@ -32,7 +36,8 @@ func defaults(endpoint string) Config {
 
 // FromEnv reads OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_EXPORT_TIMEOUT,
 // OTEL_BSP_MAX_QUEUE_SIZE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE and
-// OTEL_EXPORTER_OTLP[_TRACES]_{HEADERS,TIMEOUT,COMPRESSION} over the
+// OTEL_EXPORTER_OTLP[_TRACES]_{HEADERS,TIMEOUT,COMPRESSION,CERTIFICATE,
+// CLIENT_CERTIFICATE,CLIENT_KEY} over the
 // defaults; the endpoint is Ferry's setting, not the environment's. A value
 // that does not parse leaves the default and is named in warnings, as the
 // SDK logged and ignored it.
@@ -89,6 +94,9 @@ func FromEnv(endpoint string, getenv func(string) string) (c Config, warnings []
 			c.Headers[k] = v
 		}
 	}
+	if w := c.readTLS(either); w != "" {
+		warnings = append(warnings, w)
+	}
 	if name, v := either("COMPRESSION"); v != "" {
 		switch strings.TrimSpace(v) {
 		case "gzip":
@@ -99,6 +107,38 @@ func FromEnv(endpoint string, getenv func(string) string) (c Config, warnings []
 		}
 	}
 	return c, warnings
+}
+
+// readTLS loads OTEL_EXPORTER_OTLP[_TRACES]_CERTIFICATE (PEM roots to trust
+// instead of the system's) and _CLIENT_CERTIFICATE with _CLIENT_KEY (for
+// a collector that asks for mutual TLS).
+func (c *Config) readTLS(either func(string) (string, string)) (warning string) {
+	caName, ca := either("CERTIFICATE")
+	certName, cert := either("CLIENT_CERTIFICATE")
+	keyName, key := either("CLIENT_KEY")
+	if ca == "" && cert == "" && key == "" {
+		return ""
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return fmt.Sprintf("%s: %v: ignored", caName, err)
+		}
+		t.RootCAs = x509.NewCertPool()
+		if !t.RootCAs.AppendCertsFromPEM(pem) {
+			return fmt.Sprintf("%s: no PEM certificate in %s: ignored", caName, ca)
+		}
+	}
+	if cert != "" || key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return fmt.Sprintf("%s and %s: %v: ignored", certName, keyName, err)
+		}
+		t.Certificates = []tls.Certificate{pair}
+	}
+	c.TLS = t
+	return ""
 }
 
 // ParsePairs reads the W3C Baggage-like list OTEL_EXPORTER_OTLP_HEADERS and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,9 @@ func NewExporter(cfg Config, resource []KeyValue, scope string, log *slog.Logger
 	// The default transport's proxy settings ($HTTPS_PROXY) are kept, as
 	// the SDK's exporter kept them.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg.TLS != nil {
+		tr.TLSClientConfig = cfg.TLS
+	}
 	e := &Exporter{cfg: cfg, resource: resource, scope: scope, log: log,
 		client: &http.Client{Transport: tr},
 		queue:  make(chan *Span, cfg.MaxQueue), stop: make(chan context.Context, 1), done: make(chan struct{})}
@@ -110,7 +114,8 @@ func (e *Exporter) run() {
 			cancel()
 		case sctx := <-e.stop:
 			timer.Stop()
-			ctx, cancel := context.WithCancel(e.base)
+			// Each batch within its export timeout, all within Shutdown's.
+			all, cancel := context.WithCancel(e.base)
 			stop := context.AfterFunc(sctx, cancel)
 			for more := true; more; {
 				select {
@@ -120,7 +125,9 @@ func (e *Exporter) run() {
 					more = false
 				}
 				if len(batch) == e.cfg.MaxBatch || (!more && len(batch) > 0) {
+					ctx, cancelBatch := context.WithTimeout(all, e.cfg.ExportTimeout)
 					send(ctx)
+					cancelBatch()
 				}
 			}
 			stop()
@@ -195,7 +202,9 @@ func (e *Exporter) post(ctx context.Context, body []byte) (retry bool, after tim
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return true, 0, err
+		// A certificate that does not verify will not verify next time.
+		var cv *tls.CertificateVerificationError
+		return !errors.As(err, &cv), 0, err
 	}
 	defer resp.Body.Close()
 	// A collector's answer is a few bytes; more is not worth reading.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/pem"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -185,6 +187,20 @@ func TestACollectorThatIsGoneCostsTheDeadlineOnly(t *testing.T) {
 	if err := e.Shutdown(ctx); err == nil {
 		t.Error("Shutdown reported success with no collector")
 	}
+
+	// Without a deadline of Shutdown's own, the export timeout ends the
+	// last batch's retries.
+	cfg := testConfig(url)
+	cfg.ExportTimeout = 300 * time.Millisecond
+	e = NewExporter(cfg, nil, "ferry", quiet())
+	e.Add(span("a"))
+	done := make(chan struct{})
+	go func() { e.Shutdown(context.Background()); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown retried past the export timeout")
+	}
 }
 
 // 503 and 429 are worth another try (OTLP/HTTP's retryable answers); 400 is not.
@@ -272,4 +288,37 @@ func FuzzParsePairs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// OTEL_EXPORTER_OTLP_CERTIFICATE names the roots a collector's certificate
+// is checked against, as it did for the SDK's exporter.
+func TestACollectorOverTLSWithItsOwnRoot(t *testing.T) {
+	s := newSink()
+	srv := httptest.NewTLSServer(s)
+	defer srv.Close()
+	ca := t.TempDir() + "/ca.pem"
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range []map[string]string{{}, {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": ca}} {
+		c, warnings := FromEnv(srv.URL, func(k string) string { return env[k] })
+		if len(warnings) != 0 {
+			t.Fatal(warnings)
+		}
+		c.ScheduleDelay = time.Hour
+		e := NewExporter(c, nil, "ferry", quiet())
+		e.Add(span("a"))
+		e.Shutdown(context.Background())
+		if trusted := env["OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE"] != ""; len(s.got) == 1 != trusted {
+			t.Errorf("with roots %v: %d exports", env, len(s.got))
+		}
+		if len(s.got) == 1 {
+			<-s.got
+		}
+	}
+	if _, w := FromEnv(srv.URL, func(k string) string {
+		return map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent"}[k]
+	}); len(w) != 1 {
+		t.Errorf("a missing certificate file: warnings %q", w)
+	}
 }
