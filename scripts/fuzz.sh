@@ -35,4 +35,9 @@ fuzz ./internal/static FuzzStaticPath 5s &&
 fuzz ./internal/protocol/rrproto FuzzDecodeResponse 5s &&
 fuzz ./internal/jsonq FuzzAppend 3s &&
 fuzz ./internal/gateway FuzzForwarded 3s &&
-fuzz ./internal/phplog FuzzOutputFormats 5s
+fuzz ./internal/phplog FuzzOutputFormats 5s &&
+fuzz ./internal/observe FuzzTraceparent 3s &&
+fuzz ./internal/observe FuzzTracestate 3s &&
+fuzz ./internal/observe/otlp FuzzAppendRequest 5s &&
+fuzz ./internal/observe/otlp FuzzDecodeResponse 5s &&
+fuzz ./internal/observe/otlp FuzzParsePairs 3s

@@ -107,17 +107,11 @@ func repeat(path string, n int) []string {
 	return out
 }
 
-// A deploy drains: requests already accepted, those waiting for a worker
-// included, are answered after SIGTERM.
+// A deploy drains: requests already accepted, those waiting in the pool's
+// queue for a worker included, are answered after SIGTERM
+// (drain_e2e_test.go), and ferry then exits 0.
 func TestSIGTERMDrainsQueuedRequests(t *testing.T) {
-	s := startFerry(t, strings.Replace(appConfig("  pipeline: 1\n"), "num_workers: 2", "num_workers: 1", 1))
-	const n = 8
-	wait := s.getAll(repeat("/sleep?ms=200", n)...)
-	until(t, "7 queued jobs", 10*time.Second, func() bool { return s.metric(t, "ferry_jobs_queued") == n-1 })
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	for _, bad := range wait() {
-		t.Errorf("a request accepted before SIGTERM failed: %s", bad)
-	}
+	s := drainQueuedThroughSIGTERM(t)
 	if code, _ := s.waitExit(t, 20*time.Second); code != 0 {
 		t.Fatalf("exit code %d after a clean drain", code)
 	}

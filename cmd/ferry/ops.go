@@ -54,7 +54,7 @@ func newOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 		o.alog = l
 	}
 	if tr := cfg.Server.Tracing; tr.Enabled {
-		t, err := observe.NewTracing(tr.Endpoint, tr.ServiceName, tr.SampleRatio)
+		t, err := observe.NewTracing(tr.Endpoint, tr.ServiceName, tr.SampleRatio, log)
 		if err != nil {
 			return nil, err
 		}

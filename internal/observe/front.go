@@ -6,7 +6,6 @@ import (
 
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // FrontOptions choose what Front does around each request; each part costs
@@ -49,7 +48,7 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	if f.ids != nil {
 		f.requestID(ctx)
 	}
-	var span trace.Span
+	var span *traceSpan
 	if f.opt.Tracing != nil {
 		span = f.opt.Tracing.start(ctx, start)
 	}

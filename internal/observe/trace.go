@@ -2,93 +2,153 @@ package observe
 
 import (
 	"context"
-	"fmt"
+	"encoding/binary"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/observe/otlp"
 	"github.com/ferry-php/ferry/internal/pool"
 	"github.com/valyala/fasthttp"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Tracing makes an OpenTelemetry span per request, exported over OTLP/HTTP
 // in batches, and hands PHP a W3C traceparent naming that span, so the
 // spans PHP makes join the client's trace under it.
 type Tracing struct {
-	provider *sdktrace.TracerProvider
-	tracer   trace.Tracer
-	prop     propagation.TraceContext
+	exp *otlp.Exporter
+	// bound is the sampling threshold on a new trace id's last 63 bits:
+	// the OpenTelemetry TraceIdRatioBased rule, so that every service
+	// using the same ratio keeps the same traces.
+	bound  uint64
+	always bool
 }
 
 // NewTracing exports to endpoint, an OTLP/HTTP traces URL such as
 // http://127.0.0.1:4318/v1/traces. ratio is the share of traces started
-// here that are kept; a client's sampling decision is followed.
-func NewTracing(endpoint, service string, ratio float64) (*Tracing, error) {
-	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(endpoint))
+// here that are kept; a client's sampling decision is followed. The
+// OTEL_BSP_*, OTEL_EXPORTER_OTLP_* and OTEL_RESOURCE_ATTRIBUTES variables
+// tune it as they tuned the OpenTelemetry SDK.
+func NewTracing(endpoint, service string, ratio float64, log *slog.Logger) (*Tracing, error) {
+	cfg, warnings := otlp.FromEnv(endpoint, os.Getenv)
+	res, err := otlp.ParsePairs(os.Getenv("OTEL_RESOURCE_ATTRIBUTES"))
 	if err != nil {
-		return nil, fmt.Errorf("tracing: %w", err)
+		warnings = append(warnings, "OTEL_RESOURCE_ATTRIBUTES: "+err.Error())
 	}
-	res := resource.NewSchemaless(attribute.String("service.name", service))
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp),
-		sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))),
-	)
-	return &Tracing{provider: tp, tracer: tp.Tracer("ferry")}, nil
+	for _, w := range warnings {
+		log.Warn("tracing: " + w)
+	}
+	// server.tracing.service_name wins over the environment's.
+	res["service.name"] = service
+	attrs := make([]otlp.KeyValue, 0, len(res))
+	// Sorted by key, as the SDK's attribute sets are.
+	for _, k := range slices.Sorted(maps.Keys(res)) {
+		attrs = append(attrs, otlp.String(k, res[k]))
+	}
+	t := &Tracing{exp: otlp.NewExporter(cfg, attrs, "ferry", log)}
+	switch {
+	case ratio >= 1:
+		t.always = true
+	case ratio > 0:
+		t.bound = uint64(ratio * (1 << 63))
+	}
+	return t, nil
 }
 
 // Shutdown sends the spans still buffered.
-func (t *Tracing) Shutdown(ctx context.Context) error { return t.provider.Shutdown(ctx) }
+func (t *Tracing) Shutdown(ctx context.Context) error { return t.exp.Shutdown(ctx) }
 
-// start opens the request's span, as a child of the client's traceparent if
-// it sent a valid one, and puts this span's traceparent on the request.
-func (t *Tracing) start(ctx *fasthttp.RequestCtx, at time.Time) trace.Span {
-	h := headerCarrier{&ctx.Request.Header}
-	parent := t.prop.Extract(context.Background(), h)
-	sctx, span := t.tracer.Start(parent, string(ctx.Method()),
-		trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(at),
-		trace.WithAttributes(
-			attribute.String("http.request.method", string(ctx.Method())),
-			attribute.String("url.path", string(ctx.Path())),
-			attribute.String("network.protocol.version", string(ctx.Request.Header.Protocol())),
-			attribute.String("client.address", ctx.RemoteIP().String()),
-		))
+// traceSpan is a request's span while it runs; nil when the trace is not kept.
+type traceSpan = otlp.Span
+
+// start gives the request a span context, as a child of the client's
+// traceparent if it sent a valid one, and puts its traceparent on the
+// request. It returns the span to end, or nil when the trace is not sampled:
+// PHP still gets a traceparent, flagged not sampled.
+func (t *Tracing) start(ctx *fasthttp.RequestCtx, at time.Time) *traceSpan {
+	h := &ctx.Request.Header
+	parent, remote := parseTraceparent(string(h.Peek("Traceparent")))
+	sc := spanContext{traceID: parent.traceID, flags: parent.flags}
+	if !remote {
+		sc.traceID = newTraceID()
+	}
+	sc.spanID = newSpanID()
+	var keep bool
+	if remote {
+		keep = parent.flags&flagSampled != 0
+	} else {
+		keep = t.always || binary.BigEndian.Uint64(sc.traceID[8:])>>1 < t.bound
+	}
+	if keep {
+		sc.flags |= flagSampled
+	} else {
+		sc.flags &^= flagSampled
+	}
+	var state string
+	if remote {
+		state = normalTracestate(string(h.Peek("Tracestate")))
+	}
 	// A client's tracestate is its own; the traceparent is always ours.
-	ctx.Request.Header.Del("Traceparent")
-	t.prop.Inject(sctx, h)
-	return span
+	h.Del("Traceparent")
+	var buf [55]byte
+	h.SetBytesV("Traceparent", appendTraceparent(buf[:0], sc))
+	if state != "" {
+		h.Set("Tracestate", state)
+	}
+	if !keep {
+		return nil
+	}
+	s := &traceSpan{TraceID: sc.traceID, SpanID: sc.spanID, TraceState: state,
+		Flags: uint32(sc.flags) | otlp.FlagHasIsRemote,
+		Name:  otlp.ValidUTF8(string(ctx.Method())), Kind: otlp.KindServer, Start: at.UnixNano()}
+	if remote {
+		s.ParentID = parent.spanID
+		s.Flags |= otlp.FlagIsRemote
+	}
+	s.Attrs = make([]otlp.KeyValue, 4, 8)
+	s.Attrs[0] = otlp.String("http.request.method", s.Name)
+	s.Attrs[1] = otlp.String("url.path", string(ctx.Path()))
+	s.Attrs[2] = otlp.String("network.protocol.version", string(h.Protocol()))
+	s.Attrs[3] = otlp.String("client.address", ctx.RemoteIP().String())
+	return s
 }
 
 // end closes the span with the answer's status and the job's queue and PHP
-// times.
-func (t *Tracing) end(span trace.Span, ctx *fasthttp.RequestCtx, at time.Time, job pool.Timing) {
+// times, and queues it for export.
+func (t *Tracing) end(s *traceSpan, ctx *fasthttp.RequestCtx, at time.Time, job pool.Timing) {
 	status := ctx.Response.StatusCode()
-	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	s.Attrs = append(s.Attrs, otlp.Int("http.response.status_code", status))
 	if job.PID != 0 {
-		span.SetAttributes(
-			attribute.Float64("ferry.queue_wait_seconds", job.Wait.Seconds()),
-			attribute.Float64("ferry.php_seconds", job.Run.Seconds()),
-			attribute.Int("ferry.worker.pid", job.PID),
+		s.Attrs = append(s.Attrs,
+			otlp.Float("ferry.queue_wait_seconds", job.Wait.Seconds()),
+			otlp.Float("ferry.php_seconds", job.Run.Seconds()),
+			otlp.Int("ferry.worker.pid", job.PID),
 		)
 	}
 	if status >= 500 {
-		span.SetStatus(codes.Error, fasthttp.StatusMessage(status))
+		s.Status, s.StatusMsg = otlp.StatusError, fasthttp.StatusMessage(status)
 	}
-	span.End(trace.WithTimestamp(at))
+	s.End = at.UnixNano()
+	t.exp.Add(s)
 }
 
-// headerCarrier lets the propagator read and write fasthttp's request headers.
-type headerCarrier struct{ h *fasthttp.RequestHeader }
+// Ids come from math/rand/v2's generator, seeded from the system's entropy
+// and safe for concurrent use; nothing here is a secret. Zero ids are
+// invalid: drawn again.
+func newTraceID() (id [16]byte) {
+	for id == ([16]byte{}) {
+		binary.BigEndian.PutUint64(id[:8], rand.Uint64())
+		binary.BigEndian.PutUint64(id[8:], rand.Uint64())
+	}
+	return id
+}
 
-func (c headerCarrier) Get(key string) string { return string(c.h.Peek(key)) }
-func (c headerCarrier) Set(key, value string) { c.h.Set(key, value) }
-func (c headerCarrier) Keys() []string {
-	var keys []string
-	c.h.VisitAll(func(k, _ []byte) { keys = append(keys, string(k)) })
-	return keys
+func newSpanID() (id [8]byte) {
+	for id == ([8]byte{}) {
+		binary.BigEndian.PutUint64(id[:], rand.Uint64())
+	}
+	return id
 }
