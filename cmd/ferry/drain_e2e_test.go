@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -17,9 +18,11 @@ import (
 // from outside, sends SIGTERM, and checks that every one of them is
 // answered. It waits only on events that every version of ferry shows:
 // a worker opening a FIFO, the pool's queue-full 503, the listener
-// refusing connections, and the "stopped" log line. So it also runs, and
-// fails, on ferry before queued jobs outlived SIGTERM (where a queued job's
-// context was fasthttp's RequestCtx, which Shutdown cancels).
+// refusing connections, the access log's 499 for a queued client that
+// left, and the "stopped" log line. So it also runs, and fails, on ferry
+// before queued jobs outlived SIGTERM (where a queued job's context was
+// fasthttp's RequestCtx, which Shutdown cancels), and on today's code with
+// that context put back.
 func drainQueuedThroughSIGTERM(t *testing.T) *server {
 	t.Helper()
 	const queued = 3
@@ -32,6 +35,7 @@ func drainQueuedThroughSIGTERM(t *testing.T) *server {
 	// /block holds the only worker until the test writes to the FIFO:
 	// opening it for reading returns when the test opens it for writing,
 	// so that open is the proof that the worker runs the job.
+	accessLog := filepath.Join(dir, "access.log")
 	app := filepath.Join(dir, "block.php")
 	php := fmt.Sprintf(`<?php
 require %q;
@@ -52,6 +56,7 @@ HttpWorker::create()->run(static function (Request $r): Response {
 	}
 	s := startFerry(t, fmt.Sprintf(`server:
   address: "%%ADDR%%"
+  access_log: {enabled: true, format: json, path: %q}
 admin:
   socket: "%%ADMIN%%"
 log:
@@ -62,16 +67,26 @@ pool:
   pipeline: 1
   queue_size: %d
   allocate_timeout: 60s
-`, app, queued))
+`, accessLog, app, queued))
 
+	// Each request has its own connection, so that one of them can leave.
 	type answer struct {
 		path, got string
 		code      int
 	}
 	answers := make(chan answer, queued+2)
+	host := strings.TrimPrefix(s.url, "http://")
+	conns := map[string]net.Conn{}
 	send := func(path string) {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[path] = c
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", path)
 		go func() {
-			resp, err := client.Get(s.url + path)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err != nil {
 				answers <- answer{path, err.Error(), 0}
 				return
@@ -112,11 +127,13 @@ pool:
 	for i := range queued + 1 {
 		send(fmt.Sprintf("/q%d", i))
 	}
+	var full string
 	select {
 	case a := <-answers:
 		if a.code != http.StatusServiceUnavailable {
 			t.Fatalf("%s got %d %q while the only worker was held, want the queue-full 503", a.path, a.code, a.got)
 		}
+		full = a.path
 	case <-time.After(20 * time.Second):
 		t.Fatal("no queue-full 503: the requests never filled the pool's queue")
 	}
@@ -124,7 +141,6 @@ pool:
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	// The listener closing is the shutdown under way: from here on, the
 	// queued jobs live through it or not, before the worker is let go.
-	host := strings.TrimPrefix(s.url, "http://")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		c, err := net.Dial("tcp", host)
@@ -137,12 +153,30 @@ pool:
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// One queued client leaves. The pool sees that only on one of its
+	// rounds over the waiting jobs, and the access log's 499 for it is
+	// the proof that such a round ran after SIGTERM: a round that would
+	// also have dropped the others, had the shutdown cancelled them.
+	leaver := ""
+	for i := range queued + 1 {
+		if p := fmt.Sprintf("/q%d", i); p != full {
+			leaver = p
+			break
+		}
+	}
+	conns[leaver].Close()
+	if l := waitLine(t, accessLog, `"uri":"`+leaver+`"`); !strings.Contains(l, `"status":499`) {
+		t.Fatalf("the queued client that left is logged as %s, want its 499", l)
+	}
 	if _, err := w.Write([]byte{1}); err != nil {
 		t.Fatal(err)
 	}
 	for range queued + 1 {
 		select {
 		case a := <-answers:
+			if a.path == leaver {
+				continue
+			}
 			if a.code != 200 || a.got != "answered "+a.path {
 				t.Errorf("%s, accepted before SIGTERM, got %d %q", a.path, a.code, a.got)
 			}
