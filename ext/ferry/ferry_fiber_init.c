@@ -72,7 +72,7 @@ bool ferry_fiber_init(ferry_fibers *L)
 		|| !ferry_fiber_find_prop(job_ce, "output", &L->j_output) || !ferry_fiber_find_prop(job_ce, "flushed", &L->j_flushed)) {
 		return false;
 	}
-	zend_class_entry *epoch = ferry_find_class("fiber_serve", "Ferry\\Worker\\Internal\\FiberEpoch");
+	zend_class_entry *epoch = ferry_find_class("fiber_serve", "Ferry\\Worker\\Internal\\Fiber\\FiberEpoch");
 	zend_class_entry *streamed = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\StreamedAnswer");
 	L->request_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\Request");
 	L->response_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\Response");

@@ -151,8 +151,8 @@ static int run_job(zend_object *state, zend_object *placeholder, zend_object *fi
 		if (!slot->detached) {
 			*registered = true;
 		}
-		zend_class_entry *epoch = zend_lookup_class(zend_string_init_interned("Ferry\\Worker\\Internal\\FiberEpoch",
-			sizeof("Ferry\\Worker\\Internal\\FiberEpoch") - 1, 0));
+		zend_class_entry *epoch = zend_lookup_class(zend_string_init_interned("Ferry\\Worker\\Internal\\Fiber\\FiberEpoch",
+			sizeof("Ferry\\Worker\\Internal\\Fiber\\FiberEpoch") - 1, 0));
 		zval arg, ret;
 		ZVAL_OBJ(&arg, fiber);
 		if (epoch) {

@@ -97,7 +97,7 @@ static bool loop_init(ferry_loop *L)
 	L->capture = Z_OBJ_P(capture);
 	zend_class_entry *cce = L->capture->ce;
 	/* SapiCapture's output is ferry_output.c's: only its $job is read here. */
-	L->sapi = zend_string_equals_literal(cce->name, "Ferry\\Worker\\Internal\\SapiCapture");
+	L->sapi = zend_string_equals_literal(cce->name, "Ferry\\Worker\\Internal\\Output\\SapiCapture");
 	if (!find_prop(cce, "job", CLASS_TYPED, &L->c_job) || (!L->sapi && (!find_prop(cce, "refusals", MAY_BE_LONG, &L->c_refusals)
 		|| !find_prop(cce, "flushed", MAY_BE_STRING, &L->c_flushed) || !find_prop(cce, "level", MAY_BE_LONG, &L->c_level)))) {
 		return false;

@@ -4,8 +4,8 @@ declare(strict_types=1);
 
 namespace Ferry\Worker;
 
-use Ferry\Worker\Internal\FiberEpoch;
-use Ferry\Worker\Internal\Suspension;
+use Ferry\Worker\Internal\Fiber\FiberEpoch;
+use Ferry\Worker\Internal\Fiber\Suspension;
 
 /**
  * A small stream_select() event loop with timers, built for Fibers.

@@ -4,9 +4,9 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Http;
 
-use Ferry\Worker\Internal\ExtRequest;
-use Ferry\Worker\Internal\NativeFibers;
-use Ferry\Worker\Internal\NativeLoop;
+use Ferry\Worker\Internal\Native\ExtRequest;
+use Ferry\Worker\Internal\Native\NativeFibers;
+use Ferry\Worker\Internal\Native\NativeLoop;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Worker;

@@ -2,8 +2,9 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Leak;
 
+use Ferry\Worker\Internal\Output\OutputCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Worker;

@@ -2,13 +2,15 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Native;
 
 use Ferry\Worker\Http\HttpWorker;
 use Ferry\Worker\Http\StreamedAnswer;
+use Ferry\Worker\Internal\Fiber\FiberPool;
+use Ferry\Worker\Internal\Output\FiberCapture;
 use Ferry\Worker\Job;
-use Ferry\Worker\LoopInterface;
 use Ferry\Worker\Loop;
+use Ferry\Worker\LoopInterface;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Relay\RelayException;
 use Ferry\Worker\Relay\StreamRelay;

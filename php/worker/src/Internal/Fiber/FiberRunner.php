@@ -2,10 +2,13 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Fiber;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Internal\JobFrames;
+use Ferry\Worker\Internal\Native\NativeFibers;
+use Ferry\Worker\Internal\Output\OutputCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\LoopInterface;
 use Ferry\Worker\Relay\RelayException;

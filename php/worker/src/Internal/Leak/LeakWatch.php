@@ -2,10 +2,12 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Leak;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Internal\Environment;
+use Ferry\Worker\Internal\Output\OutputCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Worker;
 

@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Output;
 
 use Ferry\Worker\Job;
 
@@ -42,11 +42,6 @@ final class SapiCapture implements OutputCapture
             $this->installed = true;
             \Ferry\Ext\output_install();
         }
-    }
-
-    public function installed(): bool
-    {
-        return $this->installed;
     }
 
     public function begin(Job $job): void

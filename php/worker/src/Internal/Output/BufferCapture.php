@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Output;
 
 use Ferry\Worker\Worker;
 
@@ -60,11 +60,6 @@ abstract class BufferCapture implements OutputCapture
 
             return $previous($type, $message, $file, $line) !== false;
         });
-    }
-
-    public function installed(): bool
-    {
-        return $this->level !== 0;
     }
 
     /** Forwards output made outside any job to the log. */

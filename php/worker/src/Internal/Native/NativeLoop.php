@@ -2,9 +2,11 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Native;
 
 use Ferry\Worker\Http\HttpWorker;
+use Ferry\Worker\Internal\Output\SapiCapture;
+use Ferry\Worker\Internal\Output\SyncCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Relay\StreamRelay;
