@@ -56,7 +56,7 @@ int ferry_fiber_answer_plain(ferry_fibers *L, zend_object *fiber, zend_object *p
 	zval *level = OBJ_PROP(L->capture, L->c_level);
 	if (Z_TYPE_P(output) != IS_STRING || Z_STRLEN_P(output) != 0 || Z_TYPE_P(flushed) != IS_LONG || Z_LVAL_P(flushed) != 0
 		|| Z_TYPE_P(level) != IS_LONG || php_output_get_level() != Z_LVAL_P(level) || !ferry_fiber_worker_idle(L)
-		|| zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->worker, L->w_streams)), slot->id)) {
+		|| zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->session, L->C.streams)), slot->id)) {
 		return 0;
 	}
 	if (Z_TYPE_P(result) == IS_STRING || Z_TYPE_P(result) == IS_ARRAY) {

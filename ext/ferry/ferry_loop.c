@@ -72,24 +72,10 @@ static bool find_prop(zend_class_entry *ce, const char *name, uint32_t type, uin
 
 static bool loop_init(ferry_loop *L)
 {
-	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
-	if (!find_prop(wce, "stopping", MAY_BE_BOOL, &L->w_stopping) || !find_prop(wce, "closed", MAY_BE_BOOL, &L->w_closed)
-		|| !find_prop(wce, "outbox", MAY_BE_STRING, &L->w_outbox) || !find_prop(wce, "terminateHooks", MAY_BE_ARRAY, &L->w_terminate)
-		|| !find_prop(wce, "streams", MAY_BE_ARRAY, &L->w_streams) || !find_prop(hce, "resetHooks", MAY_BE_ARRAY, &L->h_reset)
-		|| !find_prop(hce, "kept", MAY_BE_ARRAY, &L->h_kept)) {
+	if (!ferry_contract_bind("http_serve", L->session, &L->C)) {
 		return false;
 	}
-	L->reset_fn = zend_hash_str_find_ptr(&hce->function_table, "runresethooks", sizeof("runresethooks") - 1);
-	if (!L->reset_fn || (L->reset_fn->common.fn_flags & ZEND_ACC_STATIC) || L->reset_fn->common.required_num_args > 0) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): %s has no runResetHooks(): php/worker is not the version "
-			"this extension was built for", ZSTR_VAL(hce->name));
-		return false;
-	}
-	uint32_t c_capture;
-	if (!find_prop(wce, "capture", CLASS_TYPED, &c_capture)) {
-		return false;
-	}
-	zval *capture = OBJ_PROP(L->worker, c_capture);
+	zval *capture = OBJ_PROP(L->session, L->C.capture);
 	if (Z_TYPE_P(capture) != IS_OBJECT) {
 		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): the worker has no output capture");
 		return false;
@@ -100,15 +86,6 @@ static bool loop_init(ferry_loop *L)
 	L->sapi = zend_string_equals_literal(cce->name, "Ferry\\Worker\\Internal\\Output\\SapiCapture");
 	if (!find_prop(cce, "job", CLASS_TYPED, &L->c_job) || (!L->sapi && (!find_prop(cce, "refusals", MAY_BE_LONG, &L->c_refusals)
 		|| !find_prop(cce, "flushed", MAY_BE_STRING, &L->c_flushed) || !find_prop(cce, "level", MAY_BE_LONG, &L->c_level)))) {
-		return false;
-	}
-	zend_class_entry *streamed = ferry_find_class("http_serve", "Ferry\\Worker\\Http\\StreamedAnswer");
-	if (!streamed) {
-		return false;
-	}
-	L->running_worker = ferry_find_static(streamed, "worker");
-	L->running_id = ferry_find_static(streamed, "id");
-	if (!L->running_worker || !L->running_id) {
 		return false;
 	}
 	L->request_ce = ferry_find_class("http_serve", "Ferry\\Worker\\Http\\Request");
@@ -146,20 +123,17 @@ static void hand_back(zval *return_value, loop_buffer *b, int status)
 
 ZEND_FUNCTION(ferry_http_serve)
 {
-	zval *worker, *http, *handler, *resume_fn, *terminate_fn, *placeholder, *in, *out;
+	zval *session, *handler, *resume_fn, *terminate_fn, *placeholder, *in, *out;
 	zend_string *pending;
-	zend_long max_payload;
 
-	ZEND_PARSE_PARAMETERS_START(10, 10)
-		Z_PARAM_OBJECT(worker)
-		Z_PARAM_OBJECT(http)
+	ZEND_PARSE_PARAMETERS_START(8, 8)
+		Z_PARAM_OBJECT(session)
 		Z_PARAM_OBJECT_OF_CLASS(handler, zend_ce_closure)
 		Z_PARAM_OBJECT_OF_CLASS(resume_fn, zend_ce_closure)
 		Z_PARAM_OBJECT_OF_CLASS(terminate_fn, zend_ce_closure)
 		Z_PARAM_OBJECT(placeholder)
 		Z_PARAM_RESOURCE(in)
 		Z_PARAM_RESOURCE(out)
-		Z_PARAM_LONG(max_payload)
 		Z_PARAM_STR(pending)
 	ZEND_PARSE_PARAMETERS_END();
 
@@ -170,13 +144,12 @@ ZEND_FUNCTION(ferry_http_serve)
 		RETURN_THROWS();
 	}
 	ferry_loop L = {0};
-	L.worker = Z_OBJ_P(worker);
-	L.http = Z_OBJ_P(http);
+	L.session = Z_OBJ_P(session);
 	L.placeholder = Z_OBJ_P(placeholder);
-	L.max_payload = max_payload;
 	if (!loop_init(&L)) {
 		RETURN_THROWS();
 	}
+	zend_long max_payload = L.max_payload = Z_LVAL_P(OBJ_PROP(L.session, L.C.max_payload));
 	if (!ferry_relay_fds(in, out, &L.in, &L.out)) {
 		RETURN_THROWS();
 	}

@@ -8,6 +8,7 @@ use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
 use Ferry\Worker\Internal\Environment;
 use Ferry\Worker\Internal\Output\OutputCapture;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
 use Ferry\Worker\Worker;
 
@@ -91,7 +92,7 @@ final class LeakWatch
     private int $replayedAt = 0;
 
     public function __construct(
-        private readonly Worker $worker,
+        private readonly WorkerSession $session,
         public readonly int $every = self::DEFAULT_EVERY,
         public readonly int $warmup = self::DEFAULT_WARMUP,
         private readonly ?LeakReplay $replay = null,
@@ -106,12 +107,12 @@ final class LeakWatch
      * The watch the server asked for (FERRY_LEAK_WATCH=1, FERRY_LEAK_WATCH_EVERY,
      * FERRY_LEAK_WATCH_WARMUP), or null.
      */
-    public static function fromEnvironment(Worker $worker): ?self
+    public static function fromEnvironment(WorkerSession $session): ?self
     {
         if (getenv('FERRY_LEAK_WATCH') !== '1') {
             return null;
         }
-        if ($worker->fibers) {
+        if ($session->fibers) {
             // Requests interleave: no snapshot could say which one changed what.
             Worker::log('leak watch is off in Fiber mode: requests run interleaved, so state cannot be tied to one of them');
 
@@ -119,10 +120,10 @@ final class LeakWatch
         }
 
         return new self(
-            $worker,
+            $session,
             max(1, Environment::int('FERRY_LEAK_WATCH_EVERY', self::DEFAULT_EVERY)),
             max(1, Environment::int('FERRY_LEAK_WATCH_WARMUP', self::DEFAULT_WARMUP)),
-            LeakReplay::fromEnvironment($worker),
+            LeakReplay::fromEnvironment($session),
         );
     }
 
@@ -437,7 +438,7 @@ final class LeakWatch
             $finding['message'] .= ' (this worker\'s last report: ' . self::MAX_FINDINGS . ' findings)';
         }
         $json = json_encode(['leak' => $finding], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE);
-        $this->worker->queueAnswer(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], (string) $json));
-        $this->worker->flush();
+        $this->session->queue(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], (string) $json));
+        $this->session->flush();
     }
 }
