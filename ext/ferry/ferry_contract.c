@@ -13,20 +13,21 @@
 #include "php_ferry.h"
 #include "ferry_contract.h"
 
+#define prop ferry_contract_prop
+
 void ferry_contract_minit(int module_number)
 {
 	REGISTER_NS_LONG_CONSTANT(PHP_FERRY_NS, "CONTRACT_VERSION", FERRY_CONTRACT_VERSION, CONST_CS | CONST_PERSISTENT);
 }
 
-/* type: the declared scalar type mask, or 0 for a class type */
-static bool prop(const char *fn, zend_class_entry *ce, const char *name, uint32_t type, uint32_t *offset)
+bool ferry_contract_prop(const char *fn, zend_class_entry *ce, const char *name, uint32_t type, uint32_t *offset)
 {
 	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, strlen(name));
 	if (!info || !(info->flags & ZEND_ACC_PUBLIC) || (info->flags & ZEND_ACC_STATIC) || !ZEND_TYPE_IS_SET(info->type)
 		|| (type != 0 && (ZEND_TYPE_IS_COMPLEX(info->type) || ZEND_TYPE_PURE_MASK(info->type) != type))
 		|| (type == 0 && !ZEND_TYPE_IS_COMPLEX(info->type))) {
 		zend_throw_error(NULL, "Ferry\\Ext\\%s(): %s has no public property $%s of the type worker contract version %d "
-			"declares, though it says it speaks that version", fn, ZSTR_VAL(ce->name), name, FERRY_CONTRACT_VERSION);
+			"declares", fn, ZSTR_VAL(ce->name), name, FERRY_CONTRACT_VERSION);
 		return false;
 	}
 	*offset = info->offset;

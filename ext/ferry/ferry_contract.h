@@ -29,5 +29,12 @@ void ferry_contract_minit(int module_number);
  * property of the contract public and typed. False with an Error thrown naming fn otherwise.
  */
 bool ferry_contract_bind(const char *fn, zend_object *session, ferry_contract *C);
+/*
+ * The slot of $name in ce, a public, typed, non-static property of the contract: type is its
+ * declared scalar type mask, or 0 for a class type. False with an Error naming fn otherwise.
+ * For the classes the contract reaches through the session ($capture's) and the public
+ * properties of Request and Job.
+ */
+bool ferry_contract_prop(const char *fn, zend_class_entry *ce, const char *name, uint32_t type, uint32_t *offset);
 
 #endif

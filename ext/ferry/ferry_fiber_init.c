@@ -12,6 +12,7 @@
 #include "php_ferry.h"
 #include "ferry_fiber.h"
 #include "ferry_job_common.h"
+#include "ferry_contract.h"
 
 bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset)
 {
@@ -63,9 +64,10 @@ bool ferry_fiber_init(ferry_fibers *L)
 	}
 	L->capture = Z_OBJ_P(capture);
 	zend_class_entry *job_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Job");
-	if (!job_ce || !ferry_fiber_find_prop(L->capture->ce, "level", &L->c_level)
-		|| !ferry_fiber_find_prop(L->capture->ce, "refusals", &L->c_refusals)
-		|| !ferry_fiber_find_prop(job_ce, "output", &L->j_output) || !ferry_fiber_find_prop(job_ce, "flushed", &L->j_flushed)) {
+	if (!job_ce || !ferry_contract_prop("fiber_serve", L->capture->ce, "level", MAY_BE_LONG, &L->c_level)
+		|| !ferry_contract_prop("fiber_serve", L->capture->ce, "refusals", MAY_BE_LONG, &L->c_refusals)
+		|| !ferry_contract_prop("fiber_serve", job_ce, "output", MAY_BE_STRING, &L->j_output)
+		|| !ferry_contract_prop("fiber_serve", job_ce, "flushed", MAY_BE_LONG, &L->j_flushed)) {
 		return false;
 	}
 	zend_class_entry *epoch = ferry_find_class("fiber_serve", "Ferry\\Worker\\Internal\\Fiber\\FiberEpoch");
@@ -75,7 +77,7 @@ bool ferry_fiber_init(ferry_fibers *L)
 	if (!epoch || !L->request_ce || !L->response_ce || !L->relay_exception
 		|| !(L->issued = ferry_find_static(epoch, "issued"))
 		|| !(L->preset_contexts = ferry_find_static(L->response_ce, "presetContexts"))
-		|| !ferry_fiber_find_prop(L->request_ce, "uploads", &L->r_uploads)
+		|| !ferry_contract_prop("fiber_serve", L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
 		|| !ferry_fiber_find_prop(L->response_ce, "parts", &L->p_parts) || !ferry_fiber_find_prop(L->response_ce, "file", &L->p_file)
 		|| !ferry_fiber_find_prop(L->response_ce, "body", &L->p_body) || !ferry_fiber_find_prop(L->response_ce, "preset", &L->p_preset)
 		|| !ferry_fiber_find_prop(L->response_ce, "status", &L->p_status)) {

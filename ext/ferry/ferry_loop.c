@@ -84,8 +84,10 @@ static bool loop_init(ferry_loop *L)
 	zend_class_entry *cce = L->capture->ce;
 	/* SapiCapture's output is ferry_output.c's: only its $job is read here. */
 	L->sapi = zend_string_equals_literal(cce->name, "Ferry\\Worker\\Internal\\Output\\SapiCapture");
-	if (!find_prop(cce, "job", CLASS_TYPED, &L->c_job) || (!L->sapi && (!find_prop(cce, "refusals", MAY_BE_LONG, &L->c_refusals)
-		|| !find_prop(cce, "flushed", MAY_BE_STRING, &L->c_flushed) || !find_prop(cce, "level", MAY_BE_LONG, &L->c_level)))) {
+	if (!ferry_contract_prop("http_serve", cce, "job", CLASS_TYPED, &L->c_job) || (!L->sapi
+		&& (!ferry_contract_prop("http_serve", cce, "refusals", MAY_BE_LONG, &L->c_refusals)
+		|| !ferry_contract_prop("http_serve", cce, "flushed", MAY_BE_STRING, &L->c_flushed)
+		|| !ferry_contract_prop("http_serve", cce, "level", MAY_BE_LONG, &L->c_level)))) {
 		return false;
 	}
 	L->request_ce = ferry_find_class("http_serve", "Ferry\\Worker\\Http\\Request");
@@ -93,7 +95,9 @@ static bool loop_init(ferry_loop *L)
 	if (!L->request_ce || !L->response_ce) {
 		return false;
 	}
-	if (!find_prop(L->request_ce, "cookies", MAY_BE_ARRAY, &L->r_cookies) || !find_prop(L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
+	/* Response's own state stays private (PHP 8.2 has no public read with a private write): read by slot, its shape checked here. */
+	if (!ferry_contract_prop("http_serve", L->request_ce, "cookies", MAY_BE_ARRAY, &L->r_cookies)
+		|| !ferry_contract_prop("http_serve", L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
 		|| !find_prop(L->response_ce, "parts", CLASS_TYPED, &L->p_parts) || !find_prop(L->response_ce, "file", MAY_BE_ARRAY | MAY_BE_NULL, &L->p_file)
 		|| !find_prop(L->response_ce, "body", MAY_BE_STRING, &L->p_body) || !find_prop(L->response_ce, "preset", MAY_BE_STRING | MAY_BE_NULL, &L->p_preset)
 		|| !find_prop(L->response_ce, "status", MAY_BE_LONG, &L->p_status)

@@ -46,6 +46,6 @@ foreach ($calls as $call) {
 --EXPECTF--
 bool(true)
 Error: Ferry\Ext\http_serve(): php/worker speaks worker contract version 2 (LaterSession::CONTRACT_VERSION) and this ext/ferry version 1: load the ext/ferry built from the same Ferry release as php/worker
-Error: Ferry\Ext\http_serve(): PrivateSession has no public property $stopping of the type worker contract version 1 declares, though it says it speaks that version
+Error: Ferry\Ext\http_serve(): PrivateSession has no public property $stopping of the type worker contract version 1 declares
 Error: Ferry\Ext\fiber_serve(): php/worker speaks worker contract version 2 (LaterSession::CONTRACT_VERSION) and this ext/ferry version 1: load the ext/ferry built from the same Ferry release as php/worker
-Error: Ferry\Ext\fiber_serve(): PrivateSession has no public property $stopping of the type worker contract version 1 declares, though it says it speaks that version
+Error: Ferry\Ext\fiber_serve(): PrivateSession has no public property $stopping of the type worker contract version 1 declares

@@ -53,7 +53,7 @@ final class Request
         public readonly bool $parsed = false,
         public readonly float $time = 0.0,
         public readonly string $scheme = 'http',
-        private readonly ?string $bodyFile = null,
+        public readonly ?string $bodyFile = null,
     ) {
         if ($bodyFile === null) {
             $this->body = $body;

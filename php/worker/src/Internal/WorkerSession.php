@@ -248,17 +248,21 @@ final class WorkerSession
      */
     public function complete(Job $job, Payload $answer): void
     {
+        // Passed on as a temporary, the frame has no other reference: finish() flags it in
+        // place instead of copying an answer that may be most of memory_limit.
+        $this->finish($job, $this->encodeAnswer($job, $answer));
+    }
+
+    private function encodeAnswer(Job $job, Payload $answer): string
+    {
         try {
-            $frame = JobFrames::answer($answer, $job->payload->id, $this->codec->maxPayload);
+            return JobFrames::answer($answer, $job->payload->id, $this->codec->maxPayload);
         } finally {
             $rest = $this->capture->end($job);
             if ($rest !== '') {
                 fwrite(STDERR, $rest);
             }
         }
-        // Passed on as a temporary, the frame has no other reference: finish() flags it in
-        // place instead of copying an answer that may be most of memory_limit.
-        $this->finish($job, $frame);
     }
 
     /** Writes the job's answer now (unless it was answered already), then runs its terminate hooks. */

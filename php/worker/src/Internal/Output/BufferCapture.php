@@ -24,10 +24,10 @@ abstract class BufferCapture implements OutputCapture
      */
     private const MAX_REFUSALS = 100;
 
-    /** @var int level of our buffer; 0 while it is not installed */
-    protected int $level = 0;
-    /** refusals since the running job began; each capture clears it in begin() */
-    protected int $refusals = 0;
+    /** level of our buffer; 0 while it is not installed (public for ext/ferry: the worker contract) */
+    public int $level = 0;
+    /** refusals since the running job began; each capture clears it in begin() (ext/ferry's loops too) */
+    public int $refusals = 0;
     private static bool $refusalLogged = false;
 
     /**

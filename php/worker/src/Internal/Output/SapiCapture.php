@@ -21,7 +21,8 @@ use Ferry\Worker\Job;
 final class SapiCapture implements OutputCapture
 {
     /** the running job (ext/ferry's loop sets its placeholder here by name) */
-    private ?Job $job = null;
+    /** the running job (public for ext/ferry's loop: the worker contract) */
+    public ?Job $job = null;
     private bool $installed = false;
 
     public static function available(): bool
