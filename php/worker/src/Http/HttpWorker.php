@@ -30,6 +30,11 @@ use Ferry\Worker\Worker;
  * state: header(), setcookie(), session_start(), move_uploaded_file() work as under FPM
  * and what they set goes into the answer (README, "With ext/ferry"), and
  * runFrontController() serves a classic front controller script (docs/legacy.md).
+ *
+ * Over 400 lines: handle() and resume() (the same job finished in PHP after ext/ferry's
+ * loop ran its handler) must stay side by side with the reset and the status rules they
+ * share; the frame work is WorkerSession's, requests and answers are Request's and
+ * Response's, the superglobals Superglobals'.
  */
 final class HttpWorker
 {

@@ -11,6 +11,10 @@ use Ferry\Worker\ProtocolException;
  *
  * Query, post, files and server arrays are derived lazily and cached, so a handler that
  * only reads the path pays for nothing else.
+ *
+ * Over 400 lines: it is the public request API, one class by design (README, "Request"),
+ * and its public properties are the ones ext/ferry's request_read() fills in place; the
+ * parsing it delegates lives in Form and Superglobals.
  */
 final class Request
 {

@@ -53,7 +53,7 @@ final class FatalAnswer
         if ($limit !== '-1' && $limit !== '') {
             @ini_set('memory_limit', (string) (memory_get_usage(true) + self::HEADROOM));
         }
-        $ids = $session->runningIds();
+        $ids = self::inProgress($session);
         if ($ids === []) {
             return; // between jobs: the server sees the worker go, with nothing held
         }
@@ -66,5 +66,30 @@ final class FatalAnswer
         } catch (\Throwable) {
             // The relay is gone: the server knows already.
         }
+    }
+
+    /**
+     * The ids of the jobs running when the process ended: several in Fiber mode (ext/ferry's
+     * Fibers' too); for a sequential worker, the one ext/ferry's loop runs, known only from
+     * the session's $running.
+     *
+     * @return list<int>
+     */
+    private static function inProgress(WorkerSession $session): array
+    {
+        $ids = [];
+        foreach ($session->capture->running() as $job) {
+            $ids[] = $job->payload->id;
+        }
+        if (!$session->fibers) {
+            return $session->running === null ? $ids : [$session->running];
+        }
+        foreach ($session->fiberRunning as $id) {
+            if ($id !== null) {
+                $ids[] = $id;
+            }
+        }
+
+        return array_values(array_unique($ids));
     }
 }

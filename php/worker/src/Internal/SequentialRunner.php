@@ -25,9 +25,10 @@ final class SequentialRunner
         $session->leaks?->serve($handler, $capture);
         // The leak watch checks between requests, which the extension's loop does not stop for.
         $native = $session->leaks === null ? $this->native : null;
+        $jobs = $session->jobs;
         while (true) {
-            while (($frame = $session->nextJob()) !== null) {
-                $job = JobFrames::job($frame, $capture);
+            while (!$jobs->isEmpty()) {
+                $job = JobFrames::job($jobs->dequeue(), $capture);
                 if (\is_string($job)) {
                     $session->queue($job);
                     continue;
@@ -39,7 +40,7 @@ final class SequentialRunner
                 $session->finish($job, $session->execute($job, $handler, $capture));
             }
             $session->flush();
-            if ($session->isStopping()) {
+            if ($session->stopping || $session->closed) {
                 return;
             }
             if ($native !== null && $session->handBack(...$native->serve($session->parser->take()))) {

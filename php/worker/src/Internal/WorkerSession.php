@@ -70,7 +70,7 @@ final class WorkerSession
     public readonly StreamParts $parts;
     private bool $started = false;
     /** @var \SplQueue<Frame> jobs received but not started */
-    private readonly \SplQueue $jobs;
+    public readonly \SplQueue $jobs;
     /** null unless the server runs with pool.leak_watch */
     public readonly ?LeakWatch $leaks;
     /** the control frame {"finished":true}, the same after every job with terminate hooks */
@@ -359,30 +359,6 @@ final class WorkerSession
     public function queue(string $frame): void
     {
         $this->outbox .= $frame;
-    }
-
-    /**
-     * The ids of the jobs running now: several in Fiber mode (ext/ferry's Fibers' too);
-     * for a sequential worker, the one ext/ferry's loop runs, known only from $running.
-     *
-     * @return list<int>
-     */
-    public function runningIds(): array
-    {
-        $ids = [];
-        foreach ($this->capture->running() as $job) {
-            $ids[] = $job->payload->id;
-        }
-        if (!$this->fibers) {
-            return $this->running === null ? $ids : [$this->running];
-        }
-        foreach ($this->fiberRunning as $id) {
-            if ($id !== null) {
-                $ids[] = $id;
-            }
-        }
-
-        return array_values(array_unique($ids));
     }
 
     /**

@@ -33,6 +33,10 @@ use Ferry\Worker\Worker;
  *    object named with Worker::watch() (a long-lived, shared one) changed at two checks and
  *    differs from the baseline: a one-time lazy initialisation changes it once, a value that
  *    keeps the last user's data changes with every user.
+ *
+ * Over 400 lines: the checks share the rules above and the report's state (findings
+ * already sent, the requests since the last check); LeakSnapshot, LeakStatics,
+ * LeakWatched, LeakReport and LeakReplay already hold everything that stands alone.
  */
 final class LeakWatch
 {
