@@ -29,7 +29,7 @@
 #include "ferry_fiber.h"
 #include "ferry_job_common.h"
 
-/* NativeLoop's constants: what Worker::serveFibers() is told. */
+/* NativeLoop's constants: what FiberRunner::serveNative() is told. */
 #define SERVE_READ_HERE 0
 #define SERVE_HANDED 1
 #define SERVE_CLOSED 2

@@ -1,6 +1,7 @@
 /*
  * What Ferry\Ext\fiber_serve() (ferry_fiber.c) finds out about php/worker's classes once
- * per call, and the small lookups both halves of the Fiber-mode hot path share.
+ * per call (the WorkerSession through the worker contract, ferry_contract.c), and the
+ * small lookups both halves of the Fiber-mode hot path share.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"

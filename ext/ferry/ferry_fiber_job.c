@@ -1,7 +1,7 @@
 /*
  * Ferry\Ext\fiber_body(): what each Fiber of ext/ferry's Fiber-mode hot path runs
- * (ferry_fiber.c starts it): job after job, what FiberPool::serve(), Worker::execute(),
- * HttpWorker::handle() and Worker::finish() do, in C for the usual outcome.
+ * (ferry_fiber.c starts it): job after job, what FiberPool::serve(), WorkerSession::execute(),
+ * HttpWorker::handle() and WorkerSession::finish() do, in C for the usual outcome.
  *
  * Output: the Fiber keeps one placeholder Job for its life, filed under it in
  * FiberCapture, so what a handler echoes lands there; a job that echoed, set a status or a

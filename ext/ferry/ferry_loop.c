@@ -1,19 +1,20 @@
 /*
- * Ferry\Ext\http_serve(): php/worker's sequential loop (Worker::run()) and
+ * Ferry\Ext\http_serve(): php/worker's sequential loop (SequentialRunner) and
  * HttpWorker::handle() in C, for the usual request only.
  *
  * It reads the relay itself and serves each job frame whose request the extension can
  * build (request_read()'s subset, no uploads): the handler is called as handle() calls it,
  * and when its outcome is the usual one (a Response with a body, no output, nothing set
  * through PHP's header functions) the answer frame is written here, the reset hooks run
- * before it and the terminate hooks after it, as HttpWorker and Worker run them. Any other
+ * before it and the terminate hooks after it, as HttpWorker and WorkerSession run them. Any other
  * outcome is finished by HttpWorker::resume() through the $resume closure, so PHP stays the
  * reference for everything but the plain case. Anything else (a control frame, another
  * kind of job, a bad or oversized frame, state the PHP loop must see first) makes it return
- * the bytes it has not served, and Worker::run() takes over until the next idle moment.
+ * the bytes it has not served, and SequentialRunner takes over until the next idle moment.
  *
- * The PHP properties it reads and sets are found by name once per call; a class of another
- * shape is an Error, never a misplaced value.
+ * The worker's state is the WorkerSession's, bound through the worker contract
+ * (ferry_contract.c) once per call: its version checked, its public properties found by
+ * slot; a class of another version or shape is an Error, never a misplaced value.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -32,7 +33,7 @@
 #include "ferry_loop.h"
 #include "ferry_job_common.h"
 
-/* What Worker::serveNative() is told (NativeLoop's constants). */
+/* What SequentialRunner is told through WorkerSession::handBack() (NativeLoop's constants). */
 #define SERVE_READ_HERE 0 /* nothing for PHP: Worker reads the relay itself */
 #define SERVE_HANDED 1    /* the returned bytes, or state PHP must look at */
 #define SERVE_CLOSED 2    /* the server closed the relay */

@@ -1,6 +1,6 @@
 /*
  * One job of ext/ferry's worker loop (ferry_loop.c): HttpWorker::handle() and what
- * Worker::run() does around it, for the usual request, in C.
+ * the sequential loop does around it, for the usual request, in C.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
