@@ -58,7 +58,8 @@ bool ferry_contract_bind(const char *fn, zend_object *session, ferry_contract *C
 		|| !prop(fn, ce, "running", MAY_BE_LONG | MAY_BE_NULL, &C->running)
 		|| !prop(fn, ce, "fiberRunning", 0, &C->fiber_running)
 		|| !prop(fn, ce, "kept", MAY_BE_ARRAY, &C->kept) || !prop(fn, ce, "resetHooks", MAY_BE_ARRAY, &C->reset)
-		|| !prop(fn, ce, "capture", 0, &C->capture) || !prop(fn, ce, "maxPayload", MAY_BE_LONG, &C->max_payload)) {
+		|| !prop(fn, ce, "capture", 0, &C->capture) || !prop(fn, ce, "sapiOutput", MAY_BE_BOOL, &C->sapi_output)
+		|| !prop(fn, ce, "maxPayload", MAY_BE_LONG, &C->max_payload)) {
 		return false;
 	}
 	C->reset_fn = zend_hash_str_find_ptr(&ce->function_table, "runresethooks", sizeof("runresethooks") - 1);

@@ -18,7 +18,7 @@
 /* Where the session's contract properties are, found once per http_serve() or fiber_serve() call. */
 typedef struct {
 	uint32_t stopping, closed, outbox, streams, terminate, since, reports, running, fiber_running, kept, reset,
-		capture, max_payload;
+		capture, sapi_output, max_payload;
 	/* WorkerSession::runResetHooks() */
 	zend_function *reset_fn;
 } ferry_contract;

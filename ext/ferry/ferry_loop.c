@@ -84,7 +84,7 @@ static bool loop_init(ferry_loop *L)
 	L->capture = Z_OBJ_P(capture);
 	zend_class_entry *cce = L->capture->ce;
 	/* SapiCapture's output is ferry_output.c's: only its $job is read here. */
-	L->sapi = zend_string_equals_literal(cce->name, "Ferry\\Worker\\Internal\\Output\\SapiCapture");
+	L->sapi = Z_TYPE_P(OBJ_PROP(L->session, L->C.sapi_output)) == IS_TRUE;
 	if (!ferry_contract_prop("http_serve", cce, "job", CLASS_TYPED, &L->c_job) || (!L->sapi
 		&& (!ferry_contract_prop("http_serve", cce, "refusals", MAY_BE_LONG, &L->c_refusals)
 		|| !ferry_contract_prop("http_serve", cce, "flushed", MAY_BE_STRING, &L->c_flushed)

@@ -61,6 +61,8 @@ final class WorkerSession
     /** @var list<\Closure> HttpWorker::onReset()'s hooks, run after every request */
     public array $resetHooks = [];
     public readonly OutputCapture $capture;
+    /** $capture leaves the job's output to ext/ferry's SAPI hooks (SapiCapture): only its $job is the loop's to set */
+    public readonly bool $sapiOutput;
     /** the largest frame payload either side may send */
     public readonly int $maxPayload;
     // End of the contract.
@@ -91,6 +93,7 @@ final class WorkerSession
         $this->parts = new StreamParts($this);
         // Fibers interleave jobs, and PHP has one output stack: each job needs a buffer of its own.
         $this->capture = $fibers ? new FiberCapture() : (SapiCapture::available() ? new SapiCapture() : new SyncCapture());
+        $this->sapiOutput = $this->capture instanceof SapiCapture;
         $this->leaks = LeakWatch::fromEnvironment($this);
     }
 
