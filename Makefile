@@ -54,6 +54,7 @@ test-php: build-ext
 test-ext:
 	ext/ferry/build.sh test
 	ext/ferry/rebuild_test.sh
+	ext/ferry/contract_test.sh
 	ext/ferry/fuzz.sh 5
 
 # The PHP 8.4 set, beside make test's 8.2 one: Debian trixie's PHP 8.4, Symfony 6.4 and
@@ -117,4 +118,4 @@ bench: deps build
 	python3 bench/run.py $(if $(SCENARIO),--scenario $(SCENARIO)) $(BENCH_ARGS)
 
 clean:
-	rm -rf bin bench/results ext/ferry/.build ext/ferry/.build-ubsan ext/ferry/.fuzz ext/ferry/.build-php84 ext/ferry/.build-werror ext/ferry/.fuzz-php84
+	rm -rf bin bench/results ext/ferry/.build ext/ferry/.build-ubsan ext/ferry/.fuzz ext/ferry/.build-php84 ext/ferry/.build-werror ext/ferry/.fuzz-php84 ext/ferry/.build-contract

@@ -8,8 +8,8 @@ declare(strict_types=1);
 // per call; a check runs after 2 of every pool.leak_watch_every requests.
 require __DIR__ . '/../../php/worker/autoload.php';
 
-use Ferry\Worker\Internal\LeakSnapshot;
-use Ferry\Worker\Internal\LeakStatics;
+use Ferry\Worker\Internal\Leak\LeakSnapshot;
+use Ferry\Worker\Internal\Leak\LeakStatics;
 
 $classes = (int) ($argv[1] ?? 300);
 $rounds = (int) ($argv[2] ?? 2000);

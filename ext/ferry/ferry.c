@@ -9,6 +9,7 @@
 #include "ferry_arginfo.h"
 #include "ferry_msgpack.h"
 #include "ferry_fiber.h"
+#include "ferry_contract.h"
 
 ZEND_DECLARE_MODULE_GLOBALS(ferry)
 
@@ -25,6 +26,7 @@ static PHP_MINIT_FUNCTION(ferry)
 	ferry_sapi_minit();
 	ferry_frame_minit(module_number);
 	ferry_msgpack_minit(module_number);
+	ferry_contract_minit(module_number);
 	return SUCCESS;
 }
 

@@ -92,16 +92,14 @@ ZEND_FUNCTION(ferry_request_begin);
 ZEND_FUNCTION(ferry_request_end);
 ZEND_FUNCTION(ferry_in_request);
 ZEND_FUNCTION(ferry_register_uploaded_file);
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_serve, 0, 10, IS_ARRAY, 0)
-	ZEND_ARG_TYPE_INFO(0, worker, IS_OBJECT, 0)
-	ZEND_ARG_TYPE_INFO(0, http, IS_OBJECT, 0)
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_serve, 0, 8, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, session, IS_OBJECT, 0)
 	ZEND_ARG_OBJ_INFO(0, handler, Closure, 0)
 	ZEND_ARG_OBJ_INFO(0, resume, Closure, 0)
 	ZEND_ARG_OBJ_INFO(0, terminate, Closure, 0)
 	ZEND_ARG_TYPE_INFO(0, placeholder, IS_OBJECT, 0)
 	ZEND_ARG_INFO(0, in)
 	ZEND_ARG_INFO(0, out)
-	ZEND_ARG_TYPE_INFO(0, maxPayload, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, read, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
@@ -122,14 +120,12 @@ ZEND_FUNCTION(ferry_output_install);
 ZEND_FUNCTION(ferry_output_begin);
 ZEND_FUNCTION(ferry_output_take);
 ZEND_FUNCTION(ferry_output_end);
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_serve, 0, 10, IS_ARRAY, 0)
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_serve, 0, 8, IS_ARRAY, 0)
 	ZEND_ARG_TYPE_INFO(0, state, IS_OBJECT, 0)
-	ZEND_ARG_TYPE_INFO(0, worker, IS_OBJECT, 0)
-	ZEND_ARG_TYPE_INFO(0, http, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, session, IS_OBJECT, 0)
 	ZEND_ARG_OBJ_INFO(0, handler, Closure, 0)
 	ZEND_ARG_INFO(0, in)
 	ZEND_ARG_INFO(0, out)
-	ZEND_ARG_TYPE_INFO(0, maxPayload, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, read, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO(0, room, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, once, _IS_BOOL, 0)

@@ -29,7 +29,7 @@
 #include "ferry_fiber.h"
 #include "ferry_job_common.h"
 
-/* NativeLoop's constants: what Worker::serveFibers() is told. */
+/* NativeLoop's constants: what FiberRunner::serveNative() is told. */
 #define SERVE_READ_HERE 0
 #define SERVE_HANDED 1
 #define SERVE_CLOSED 2
@@ -206,19 +206,17 @@ static void hand_back(zval *return_value, zend_string *pending, const char *buf,
 
 ZEND_FUNCTION(ferry_fiber_serve)
 {
-	zval *state, *worker, *http, *handler, *in, *out;
+	zval *state, *session, *handler, *in, *out;
 	zend_string *pending;
-	zend_long max_payload, room;
+	zend_long room;
 	bool once;
 
-	ZEND_PARSE_PARAMETERS_START(10, 10)
+	ZEND_PARSE_PARAMETERS_START(8, 8)
 		Z_PARAM_OBJECT(state)
-		Z_PARAM_OBJECT(worker)
-		Z_PARAM_OBJECT(http)
+		Z_PARAM_OBJECT(session)
 		Z_PARAM_OBJECT_OF_CLASS(handler, zend_ce_closure)
 		Z_PARAM_RESOURCE(in)
 		Z_PARAM_RESOURCE(out)
-		Z_PARAM_LONG(max_payload)
 		Z_PARAM_STR(pending)
 		Z_PARAM_LONG(room)
 		Z_PARAM_BOOL(once)
@@ -234,12 +232,11 @@ ZEND_FUNCTION(ferry_fiber_serve)
 	}
 	ferry_fibers L = {0};
 	L.state = Z_OBJ_P(state);
-	L.worker = Z_OBJ_P(worker);
-	L.http = Z_OBJ_P(http);
-	L.max_payload = max_payload;
+	L.session = Z_OBJ_P(session);
 	if (!ferry_fiber_init(&L)) {
 		RETURN_THROWS();
 	}
+	zend_long max_payload = L.max_payload;
 	if (!ferry_relay_fds(in, out, &L.in, &L.out)) {
 		RETURN_THROWS();
 	}
@@ -303,8 +300,8 @@ ZEND_FUNCTION(ferry_fiber_serve)
 				}
 				start += f.size;
 				bool handed = false, waited = false;
-				/* Worker::dispatch(): the server may hold jobs until we say all of ours wait. */
-				ZVAL_BOOL(OBJ_PROP(L.worker, L.w_since), Z_TYPE_P(OBJ_PROP(L.worker, L.w_reports)) == IS_TRUE);
+				/* WorkerSession::dispatch(): the server may hold jobs until we say all of ours wait. */
+				ZVAL_BOOL(OBJ_PROP(L.session, L.C.since), Z_TYPE_P(OBJ_PROP(L.session, L.C.reports)) == IS_TRUE);
 				bool ok = start_job(&L, &fiber, &placeholder, &request, f.options[1], payload, clen, body, &handed, &waited);
 				zend_string_release(body);
 				if (!ok) {

@@ -7,18 +7,17 @@
 #define FERRY_FIBER_H
 
 #include "php.h"
+#include "ferry_contract.h"
 
 /* What one Ferry\Ext\fiber_serve() call found out about php/worker's classes. */
 typedef struct {
 	int in, out;
 	zend_long max_payload;
-	zend_object *state, *worker, *http, *capture;
+	/* NativeFibers, and the WorkerSession: the one class of php/worker's state bound here */
+	zend_object *state, *session, *capture;
+	ferry_contract C;
 	zend_fcall_info handler;
 	zend_fcall_info_cache handler_cache;
-	/* Worker */
-	uint32_t w_stopping, w_closed, w_outbox, w_terminate, w_streams, w_since, w_reports;
-	/* HttpWorker */
-	uint32_t h_reset, h_kept;
 	/* FiberCapture ($level) and Job ($output, $flushed) */
 	uint32_t c_level, c_refusals, j_output, j_flushed;
 	zend_class_entry *request_ce, *response_ce;
@@ -26,8 +25,8 @@ typedef struct {
 	uint32_t p_parts, p_file, p_body, p_preset, p_status;
 	zend_function *context_fn, *html_fn, *json_fn;
 	zval *preset_contexts;
-	/* FiberEpoch::$issued, StreamedAnswer::$fiberRunning */
-	zval *issued, *fiber_running;
+	/* FiberEpoch::$issued */
+	zval *issued;
 	zend_class_entry *relay_exception;
 } ferry_fibers;
 
@@ -74,7 +73,7 @@ void ferry_fiber_call(zend_object *object, const char *method, zval *retval, uin
 /* Nothing the PHP runner would do between two jobs: no hooks, nothing queued, not stopping. */
 bool ferry_fiber_worker_idle(ferry_fibers *L);
 void ferry_fiber_rshutdown(void);
-/* ferry_fiber_job.c: StreamedAnswer::begin() / end() for this Fiber: [worker, id], or null between jobs */
+/* ferry_fiber_job.c: StreamedAnswer::begin() / end() for this Fiber: the session's $fiberRunning[$fiber] = id, or null between jobs */
 bool ferry_fiber_set_running(ferry_fibers *L, zend_object *fiber, uint32_t id, bool running);
 /*
  * ferry_fiber_answer.c: the usual outcome, answered: 1 answered, 0 the PHP path's (nothing

@@ -1,6 +1,6 @@
 /*
  * The usual answer of ext/ferry's Fiber-mode hot path (ferry_fiber_job.c runs the job):
- * what HttpWorker::handle() in Fiber mode and Worker::deliver() do for a handler that
+ * what HttpWorker::handle() in Fiber mode and WorkerSession::deliver() do for a handler that
  * returned a plain Response, a string or an array, written to the relay in C.
  */
 #ifdef HAVE_CONFIG_H
@@ -56,7 +56,7 @@ int ferry_fiber_answer_plain(ferry_fibers *L, zend_object *fiber, zend_object *p
 	zval *level = OBJ_PROP(L->capture, L->c_level);
 	if (Z_TYPE_P(output) != IS_STRING || Z_STRLEN_P(output) != 0 || Z_TYPE_P(flushed) != IS_LONG || Z_LVAL_P(flushed) != 0
 		|| Z_TYPE_P(level) != IS_LONG || php_output_get_level() != Z_LVAL_P(level) || !ferry_fiber_worker_idle(L)
-		|| zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->worker, L->w_streams)), slot->id)) {
+		|| zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->session, L->C.streams)), slot->id)) {
 		return 0;
 	}
 	if (Z_TYPE_P(result) == IS_STRING || Z_TYPE_P(result) == IS_ARRAY) {
@@ -83,7 +83,7 @@ int ferry_fiber_answer_plain(ferry_fibers *L, zend_object *fiber, zend_object *p
 		zval_ptr_dtor(&context);
 		return 0; /* an answer over the frame limit, or a context() that threw, is PHP's to say */
 	}
-	/* StreamedAnswer::end(), then the answer, as Worker::deliver() writes it */
+	/* StreamedAnswer::end(), then the answer, as WorkerSession::deliver() writes it */
 	bool ok = ferry_fiber_set_running(L, fiber, slot->id, false) && write_answer(L, slot->id, Z_STR(context), body);
 	zval_ptr_dtor(&context);
 	if (!ok) {

@@ -1,6 +1,7 @@
 /*
  * What Ferry\Ext\fiber_serve() (ferry_fiber.c) finds out about php/worker's classes once
- * per call, and the small lookups both halves of the Fiber-mode hot path share.
+ * per call (the WorkerSession through the worker contract, ferry_contract.c), and the
+ * small lookups both halves of the Fiber-mode hot path share.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -12,6 +13,7 @@
 #include "php_ferry.h"
 #include "ferry_fiber.h"
 #include "ferry_job_common.h"
+#include "ferry_contract.h"
 
 bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset)
 {
@@ -43,45 +45,40 @@ static bool empty_array(zval *v)
 
 bool ferry_fiber_worker_idle(ferry_fibers *L)
 {
-	zval *outbox = OBJ_PROP(L->worker, L->w_outbox);
-	return Z_TYPE_P(OBJ_PROP(L->worker, L->w_stopping)) == IS_FALSE && Z_TYPE_P(OBJ_PROP(L->worker, L->w_closed)) == IS_FALSE
-		&& Z_TYPE_P(outbox) == IS_STRING && Z_STRLEN_P(outbox) == 0 && empty_array(OBJ_PROP(L->worker, L->w_terminate))
-		&& empty_array(OBJ_PROP(L->http, L->h_reset));
+	zend_object *s = L->session;
+	zval *outbox = OBJ_PROP(s, L->C.outbox);
+	return Z_TYPE_P(OBJ_PROP(s, L->C.stopping)) == IS_FALSE && Z_TYPE_P(OBJ_PROP(s, L->C.closed)) == IS_FALSE
+		&& Z_TYPE_P(outbox) == IS_STRING && Z_STRLEN_P(outbox) == 0 && empty_array(OBJ_PROP(s, L->C.terminate))
+		&& empty_array(OBJ_PROP(s, L->C.reset));
 }
 
 bool ferry_fiber_init(ferry_fibers *L)
 {
-	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
-	uint32_t c_capture;
-	if (!ferry_fiber_find_prop(wce, "stopping", &L->w_stopping) || !ferry_fiber_find_prop(wce, "closed", &L->w_closed)
-		|| !ferry_fiber_find_prop(wce, "outbox", &L->w_outbox) || !ferry_fiber_find_prop(wce, "terminateHooks", &L->w_terminate)
-		|| !ferry_fiber_find_prop(wce, "streams", &L->w_streams) || !ferry_fiber_find_prop(wce, "capture", &c_capture)
-		|| !ferry_fiber_find_prop(wce, "jobsSinceWaiting", &L->w_since) || !ferry_fiber_find_prop(wce, "reportsWaits", &L->w_reports)
-		|| !ferry_fiber_find_prop(hce, "resetHooks", &L->h_reset) || !ferry_fiber_find_prop(hce, "kept", &L->h_kept)) {
+	if (!ferry_contract_bind("fiber_serve", L->session, &L->C)) {
 		return false;
 	}
-	zval *capture = OBJ_PROP(L->worker, c_capture);
+	L->max_payload = Z_LVAL_P(OBJ_PROP(L->session, L->C.max_payload));
+	zval *capture = OBJ_PROP(L->session, L->C.capture);
 	if (Z_TYPE_P(capture) != IS_OBJECT) {
 		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): the worker has no output capture");
 		return false;
 	}
 	L->capture = Z_OBJ_P(capture);
 	zend_class_entry *job_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Job");
-	if (!job_ce || !ferry_fiber_find_prop(L->capture->ce, "level", &L->c_level)
-		|| !ferry_fiber_find_prop(L->capture->ce, "refusals", &L->c_refusals)
-		|| !ferry_fiber_find_prop(job_ce, "output", &L->j_output) || !ferry_fiber_find_prop(job_ce, "flushed", &L->j_flushed)) {
+	if (!job_ce || !ferry_contract_prop("fiber_serve", L->capture->ce, "level", MAY_BE_LONG, &L->c_level)
+		|| !ferry_contract_prop("fiber_serve", L->capture->ce, "refusals", MAY_BE_LONG, &L->c_refusals)
+		|| !ferry_contract_prop("fiber_serve", job_ce, "output", MAY_BE_STRING, &L->j_output)
+		|| !ferry_contract_prop("fiber_serve", job_ce, "flushed", MAY_BE_LONG, &L->j_flushed)) {
 		return false;
 	}
-	zend_class_entry *epoch = ferry_find_class("fiber_serve", "Ferry\\Worker\\Internal\\FiberEpoch");
-	zend_class_entry *streamed = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\StreamedAnswer");
+	zend_class_entry *epoch = ferry_find_class("fiber_serve", "Ferry\\Worker\\Internal\\Fiber\\FiberEpoch");
 	L->request_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\Request");
 	L->response_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\Response");
 	L->relay_exception = ferry_find_class("fiber_serve", "Ferry\\Worker\\Relay\\RelayException");
-	if (!epoch || !streamed || !L->request_ce || !L->response_ce || !L->relay_exception
+	if (!epoch || !L->request_ce || !L->response_ce || !L->relay_exception
 		|| !(L->issued = ferry_find_static(epoch, "issued"))
-		|| !(L->fiber_running = ferry_find_static(streamed, "fiberRunning"))
 		|| !(L->preset_contexts = ferry_find_static(L->response_ce, "presetContexts"))
-		|| !ferry_fiber_find_prop(L->request_ce, "uploads", &L->r_uploads)
+		|| !ferry_contract_prop("fiber_serve", L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
 		|| !ferry_fiber_find_prop(L->response_ce, "parts", &L->p_parts) || !ferry_fiber_find_prop(L->response_ce, "file", &L->p_file)
 		|| !ferry_fiber_find_prop(L->response_ce, "body", &L->p_body) || !ferry_fiber_find_prop(L->response_ce, "preset", &L->p_preset)
 		|| !ferry_fiber_find_prop(L->response_ce, "status", &L->p_status)) {

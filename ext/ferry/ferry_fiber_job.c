@@ -1,7 +1,7 @@
 /*
  * Ferry\Ext\fiber_body(): what each Fiber of ext/ferry's Fiber-mode hot path runs
- * (ferry_fiber.c starts it): job after job, what FiberPool::serve(), Worker::execute(),
- * HttpWorker::handle() and Worker::finish() do, in C for the usual outcome.
+ * (ferry_fiber.c starts it): job after job, what FiberPool::serve(), WorkerSession::execute(),
+ * HttpWorker::handle() and WorkerSession::finish() do, in C for the usual outcome.
  *
  * Output: the Fiber keeps one placeholder Job for its life, filed under it in
  * FiberCapture, so what a handler echoes lands there; a job that echoed, set a status or a
@@ -22,23 +22,18 @@
 
 bool ferry_fiber_set_running(ferry_fibers *L, zend_object *fiber, uint32_t id, bool running)
 {
-	zval *map = L->fiber_running;
-	ZVAL_DEREF(map);
+	zval *map = OBJ_PROP(L->session, L->C.fiber_running);
 	if (Z_TYPE_P(map) != IS_OBJECT) {
 		return false;
 	}
 	zval key, value;
 	ZVAL_OBJ(&key, fiber);
 	if (running) {
-		array_init_size(&value, 2);
-		GC_ADDREF(L->worker);
-		add_next_index_object(&value, L->worker);
-		add_next_index_long(&value, id);
+		ZVAL_LONG(&value, id);
 	} else {
 		ZVAL_NULL(&value);
 	}
 	Z_OBJ_HT_P(map)->write_dimension(Z_OBJ_P(map), &key, &value);
-	zval_ptr_dtor(&value);
 	return !EG(exception);
 }
 
@@ -113,7 +108,7 @@ static int run_job(zend_object *state, zend_object *placeholder, zend_object *fi
 		zval_ptr_dtor(request);
 		return -1;
 	}
-	ferry_restore_globals(OBJ_PROP(L->http, L->h_kept));
+	ferry_restore_globals(OBJ_PROP(L->session, L->C.kept));
 	L->handler.params = request;
 	L->handler.param_count = 1;
 	L->handler.retval = &result;
@@ -151,8 +146,8 @@ static int run_job(zend_object *state, zend_object *placeholder, zend_object *fi
 		if (!slot->detached) {
 			*registered = true;
 		}
-		zend_class_entry *epoch = zend_lookup_class(zend_string_init_interned("Ferry\\Worker\\Internal\\FiberEpoch",
-			sizeof("Ferry\\Worker\\Internal\\FiberEpoch") - 1, 0));
+		zend_class_entry *epoch = zend_lookup_class(zend_string_init_interned("Ferry\\Worker\\Internal\\Fiber\\FiberEpoch",
+			sizeof("Ferry\\Worker\\Internal\\Fiber\\FiberEpoch") - 1, 0));
 		zval arg, ret;
 		ZVAL_OBJ(&arg, fiber);
 		if (epoch) {

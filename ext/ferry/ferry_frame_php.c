@@ -378,7 +378,7 @@ ZEND_FUNCTION(ferry_job_answer)
 static bool frame_property(zend_class_entry *ce, const char *name, size_t len, uint32_t type, uint32_t *offset)
 {
 	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, len);
-	if (!info || (info->flags & ZEND_ACC_STATIC) || ZEND_TYPE_PURE_MASK(info->type) != type
+	if (!info || !(info->flags & ZEND_ACC_PUBLIC) || (info->flags & ZEND_ACC_STATIC) || ZEND_TYPE_PURE_MASK(info->type) != type
 		|| ZEND_TYPE_IS_COMPLEX(info->type)) {
 		return false;
 	}

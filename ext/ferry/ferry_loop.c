@@ -1,19 +1,20 @@
 /*
- * Ferry\Ext\http_serve(): php/worker's sequential loop (Worker::run()) and
+ * Ferry\Ext\http_serve(): php/worker's sequential loop (SequentialRunner) and
  * HttpWorker::handle() in C, for the usual request only.
  *
  * It reads the relay itself and serves each job frame whose request the extension can
  * build (request_read()'s subset, no uploads): the handler is called as handle() calls it,
  * and when its outcome is the usual one (a Response with a body, no output, nothing set
  * through PHP's header functions) the answer frame is written here, the reset hooks run
- * before it and the terminate hooks after it, as HttpWorker and Worker run them. Any other
+ * before it and the terminate hooks after it, as HttpWorker and WorkerSession run them. Any other
  * outcome is finished by HttpWorker::resume() through the $resume closure, so PHP stays the
  * reference for everything but the plain case. Anything else (a control frame, another
  * kind of job, a bad or oversized frame, state the PHP loop must see first) makes it return
- * the bytes it has not served, and Worker::run() takes over until the next idle moment.
+ * the bytes it has not served, and SequentialRunner takes over until the next idle moment.
  *
- * The PHP properties it reads and sets are found by name once per call; a class of another
- * shape is an Error, never a misplaced value.
+ * The worker's state is the WorkerSession's, bound through the worker contract
+ * (ferry_contract.c) once per call: its version checked, its public properties found by
+ * slot; a class of another version or shape is an Error, never a misplaced value.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -32,7 +33,7 @@
 #include "ferry_loop.h"
 #include "ferry_job_common.h"
 
-/* What Worker::serveNative() is told (NativeLoop's constants). */
+/* What SequentialRunner is told through WorkerSession::handBack() (NativeLoop's constants). */
 #define SERVE_READ_HERE 0 /* nothing for PHP: Worker reads the relay itself */
 #define SERVE_HANDED 1    /* the returned bytes, or state PHP must look at */
 #define SERVE_CLOSED 2    /* the server closed the relay */
@@ -72,24 +73,10 @@ static bool find_prop(zend_class_entry *ce, const char *name, uint32_t type, uin
 
 static bool loop_init(ferry_loop *L)
 {
-	zend_class_entry *wce = L->worker->ce, *hce = L->http->ce;
-	if (!find_prop(wce, "stopping", MAY_BE_BOOL, &L->w_stopping) || !find_prop(wce, "closed", MAY_BE_BOOL, &L->w_closed)
-		|| !find_prop(wce, "outbox", MAY_BE_STRING, &L->w_outbox) || !find_prop(wce, "terminateHooks", MAY_BE_ARRAY, &L->w_terminate)
-		|| !find_prop(wce, "streams", MAY_BE_ARRAY, &L->w_streams) || !find_prop(hce, "resetHooks", MAY_BE_ARRAY, &L->h_reset)
-		|| !find_prop(hce, "kept", MAY_BE_ARRAY, &L->h_kept)) {
+	if (!ferry_contract_bind("http_serve", L->session, &L->C)) {
 		return false;
 	}
-	L->reset_fn = zend_hash_str_find_ptr(&hce->function_table, "runresethooks", sizeof("runresethooks") - 1);
-	if (!L->reset_fn || (L->reset_fn->common.fn_flags & ZEND_ACC_STATIC) || L->reset_fn->common.required_num_args > 0) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): %s has no runResetHooks(): php/worker is not the version "
-			"this extension was built for", ZSTR_VAL(hce->name));
-		return false;
-	}
-	uint32_t c_capture;
-	if (!find_prop(wce, "capture", CLASS_TYPED, &c_capture)) {
-		return false;
-	}
-	zval *capture = OBJ_PROP(L->worker, c_capture);
+	zval *capture = OBJ_PROP(L->session, L->C.capture);
 	if (Z_TYPE_P(capture) != IS_OBJECT) {
 		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): the worker has no output capture");
 		return false;
@@ -97,18 +84,11 @@ static bool loop_init(ferry_loop *L)
 	L->capture = Z_OBJ_P(capture);
 	zend_class_entry *cce = L->capture->ce;
 	/* SapiCapture's output is ferry_output.c's: only its $job is read here. */
-	L->sapi = zend_string_equals_literal(cce->name, "Ferry\\Worker\\Internal\\SapiCapture");
-	if (!find_prop(cce, "job", CLASS_TYPED, &L->c_job) || (!L->sapi && (!find_prop(cce, "refusals", MAY_BE_LONG, &L->c_refusals)
-		|| !find_prop(cce, "flushed", MAY_BE_STRING, &L->c_flushed) || !find_prop(cce, "level", MAY_BE_LONG, &L->c_level)))) {
-		return false;
-	}
-	zend_class_entry *streamed = ferry_find_class("http_serve", "Ferry\\Worker\\Http\\StreamedAnswer");
-	if (!streamed) {
-		return false;
-	}
-	L->running_worker = ferry_find_static(streamed, "worker");
-	L->running_id = ferry_find_static(streamed, "id");
-	if (!L->running_worker || !L->running_id) {
+	L->sapi = Z_TYPE_P(OBJ_PROP(L->session, L->C.sapi_output)) == IS_TRUE;
+	if (!ferry_contract_prop("http_serve", cce, "job", CLASS_TYPED, &L->c_job) || (!L->sapi
+		&& (!ferry_contract_prop("http_serve", cce, "refusals", MAY_BE_LONG, &L->c_refusals)
+		|| !ferry_contract_prop("http_serve", cce, "flushed", MAY_BE_STRING, &L->c_flushed)
+		|| !ferry_contract_prop("http_serve", cce, "level", MAY_BE_LONG, &L->c_level)))) {
 		return false;
 	}
 	L->request_ce = ferry_find_class("http_serve", "Ferry\\Worker\\Http\\Request");
@@ -116,7 +96,9 @@ static bool loop_init(ferry_loop *L)
 	if (!L->request_ce || !L->response_ce) {
 		return false;
 	}
-	if (!find_prop(L->request_ce, "cookies", MAY_BE_ARRAY, &L->r_cookies) || !find_prop(L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
+	/* Response's own state stays private (PHP 8.2 has no public read with a private write): read by slot, its shape checked here. */
+	if (!ferry_contract_prop("http_serve", L->request_ce, "cookies", MAY_BE_ARRAY, &L->r_cookies)
+		|| !ferry_contract_prop("http_serve", L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
 		|| !find_prop(L->response_ce, "parts", CLASS_TYPED, &L->p_parts) || !find_prop(L->response_ce, "file", MAY_BE_ARRAY | MAY_BE_NULL, &L->p_file)
 		|| !find_prop(L->response_ce, "body", MAY_BE_STRING, &L->p_body) || !find_prop(L->response_ce, "preset", MAY_BE_STRING | MAY_BE_NULL, &L->p_preset)
 		|| !find_prop(L->response_ce, "status", MAY_BE_LONG, &L->p_status)
@@ -146,20 +128,17 @@ static void hand_back(zval *return_value, loop_buffer *b, int status)
 
 ZEND_FUNCTION(ferry_http_serve)
 {
-	zval *worker, *http, *handler, *resume_fn, *terminate_fn, *placeholder, *in, *out;
+	zval *session, *handler, *resume_fn, *terminate_fn, *placeholder, *in, *out;
 	zend_string *pending;
-	zend_long max_payload;
 
-	ZEND_PARSE_PARAMETERS_START(10, 10)
-		Z_PARAM_OBJECT(worker)
-		Z_PARAM_OBJECT(http)
+	ZEND_PARSE_PARAMETERS_START(8, 8)
+		Z_PARAM_OBJECT(session)
 		Z_PARAM_OBJECT_OF_CLASS(handler, zend_ce_closure)
 		Z_PARAM_OBJECT_OF_CLASS(resume_fn, zend_ce_closure)
 		Z_PARAM_OBJECT_OF_CLASS(terminate_fn, zend_ce_closure)
 		Z_PARAM_OBJECT(placeholder)
 		Z_PARAM_RESOURCE(in)
 		Z_PARAM_RESOURCE(out)
-		Z_PARAM_LONG(max_payload)
 		Z_PARAM_STR(pending)
 	ZEND_PARSE_PARAMETERS_END();
 
@@ -170,13 +149,12 @@ ZEND_FUNCTION(ferry_http_serve)
 		RETURN_THROWS();
 	}
 	ferry_loop L = {0};
-	L.worker = Z_OBJ_P(worker);
-	L.http = Z_OBJ_P(http);
+	L.session = Z_OBJ_P(session);
 	L.placeholder = Z_OBJ_P(placeholder);
-	L.max_payload = max_payload;
 	if (!loop_init(&L)) {
 		RETURN_THROWS();
 	}
+	zend_long max_payload = L.max_payload = Z_LVAL_P(OBJ_PROP(L.session, L.C.max_payload));
 	if (!ferry_relay_fds(in, out, &L.in, &L.out)) {
 		RETURN_THROWS();
 	}

@@ -6,6 +6,7 @@
 #define FERRY_LOOP_H
 
 #include "php.h"
+#include "ferry_contract.h"
 
 #define FRAME_CONTROL 0x01
 #define FRAME_CODEC_RAW 0x04
@@ -15,25 +16,20 @@
 typedef struct {
 	int in, out;
 	zend_long max_payload;
-	zend_object *worker, *http, *capture, *placeholder;
+	/* the WorkerSession, the one class of php/worker's state bound here, and where its contract's properties are */
+	zend_object *session;
+	ferry_contract C;
+	zend_object *capture, *placeholder;
 	zend_fcall_info handler;
 	zend_fcall_info_cache handler_cache;
 	zend_fcall_info resume;
 	zend_fcall_info_cache resume_cache;
-	/* NativeLoop's $terminate: Worker::afterAnswer() for a job answered here */
+	/* NativeLoop's $terminate: WorkerSession::afterAnswer() for a job answered here */
 	zend_fcall_info terminate;
 	zend_fcall_info_cache terminate_cache;
-	/* Worker */
-	uint32_t w_stopping, w_closed, w_outbox, w_terminate, w_streams;
-	/* HttpWorker: $resetHooks, $kept (the superglobals put back at every request start) */
-	uint32_t h_reset, h_kept;
-	/* HttpWorker::runResetHooks() */
-	zend_function *reset_fn;
 	/* SyncCapture, or SapiCapture (sapi: only $job, the output being ferry_output.c's) */
 	uint32_t c_job, c_refusals, c_flushed, c_level;
 	bool sapi;
-	/* StreamedAnswer's static $worker and $id */
-	zval *running_worker, *running_id;
 	/* Request */
 	zend_class_entry *request_ce;
 	uint32_t r_cookies, r_uploads;

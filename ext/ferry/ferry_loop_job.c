@@ -1,6 +1,6 @@
 /*
  * One job of ext/ferry's worker loop (ferry_loop.c): HttpWorker::handle() and what
- * Worker::run() does around it, for the usual request, in C.
+ * the sequential loop does around it, for the usual request, in C.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -67,9 +67,9 @@ bool ferry_loop_capture_clean(ferry_loop *L)
 /* Nothing the PHP loop would do between two jobs: nothing queued, not stopping. */
 bool ferry_loop_worker_idle(ferry_loop *L)
 {
-	return Z_TYPE_P(OBJ_PROP(L->worker, L->w_stopping)) == IS_FALSE
-		&& Z_TYPE_P(OBJ_PROP(L->worker, L->w_closed)) == IS_FALSE
-		&& Z_TYPE_P(OBJ_PROP(L->worker, L->w_outbox)) == IS_STRING && Z_STRLEN_P(OBJ_PROP(L->worker, L->w_outbox)) == 0;
+	zend_object *s = L->session;
+	return Z_TYPE_P(OBJ_PROP(s, L->C.stopping)) == IS_FALSE && Z_TYPE_P(OBJ_PROP(s, L->C.closed)) == IS_FALSE
+		&& Z_TYPE_P(OBJ_PROP(s, L->C.outbox)) == IS_STRING && Z_STRLEN_P(OBJ_PROP(s, L->C.outbox)) == 0;
 }
 
 static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_string *body, uint8_t stream_flags)
@@ -145,7 +145,7 @@ static ferry_job_outcome finish_in_php(ferry_loop *L, uint32_t id, const char *c
 
 /*
  * The terminate hooks of a job answered here, through NativeLoop's $terminate: it makes the
- * Job they are given and runs Worker::afterAnswer(), which also says when they are done.
+ * Job they are given and runs WorkerSession::afterAnswer(), which also says when they are done.
  */
 static ferry_job_outcome after_answer(ferry_loop *L, uint32_t id, const char *context, size_t context_len,
 	zend_string *body)
@@ -190,13 +190,9 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 		ZVAL_LONG(&zero, 0);
 		ferry_assign(OBJ_PROP(L->capture, L->c_refusals), &zero);
 	}
-	/* StreamedAnswer::begin(), for Response::earlyHints() */
-	zval worker, zid;
-	ZVAL_OBJ(&worker, L->worker);
-	ZVAL_LONG(&zid, id);
-	ferry_assign(L->running_worker, &worker);
-	ferry_assign(L->running_id, &zid);
-	ferry_restore_globals(OBJ_PROP(L->http, L->h_kept));
+	/* StreamedAnswer::begin(), for Response::earlyHints(): the session's $running (an int or null, nothing to release) */
+	ZVAL_LONG(OBJ_PROP(L->session, L->C.running), id);
+	ferry_restore_globals(OBJ_PROP(L->session, L->C.kept));
 	/* session_start() takes the session id from $_COOKIE, as PHP fills it. */
 	set_cookies(L, OBJ_PROP(req, L->r_cookies));
 	ferry_request_start();
@@ -231,7 +227,7 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	ZVAL_UNDEF(&answer_context);
 	if (plain && response && response->ce == L->response_ce && Z_TYPE_P(OBJ_PROP(response, L->p_parts)) == IS_NULL
 		&& Z_TYPE_P(OBJ_PROP(response, L->p_file)) == IS_NULL && Z_TYPE_P(OBJ_PROP(response, L->p_body)) == IS_STRING
-		&& ferry_loop_capture_clean(L) && ferry_loop_worker_idle(L) && !zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->worker, L->w_streams)), id)) {
+		&& ferry_loop_capture_clean(L) && ferry_loop_worker_idle(L) && !zend_hash_index_exists(Z_ARRVAL_P(OBJ_PROP(L->session, L->C.streams)), id)) {
 		ferry_answer_context(response, L->p_preset, L->p_status, L->preset_contexts, L->context_fn, &answer_context);
 	}
 	zend_string *out_body = Z_TYPE(answer_context) == IS_STRING ? Z_STR_P(OBJ_PROP(response, L->p_body)) : NULL;
@@ -242,14 +238,14 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	}
 	zval_ptr_dtor(&php);
 	/* StreamedAnswer::end(), HttpWorker::reset() ($_COOKIE = [], the reset hooks), SyncCapture::end() */
-	assign_null(L->running_worker);
+	ZVAL_NULL(OBJ_PROP(L->session, L->C.running));
 	zval empty;
 	ZVAL_EMPTY_ARRAY(&empty);
 	set_cookies(L, &empty);
-	if (!is_empty_array(OBJ_PROP(L->http, L->h_reset))) {
+	if (!is_empty_array(OBJ_PROP(L->session, L->C.reset))) {
 		/* A hook that throws is logged and stops the worker there; only exit() comes back here. */
 		zval ignored;
-		zend_call_known_instance_method_with_0_params(L->reset_fn, L->http, &ignored);
+		zend_call_known_instance_method_with_0_params(L->C.reset_fn, L->session, &ignored);
 		zval_ptr_dtor(&ignored);
 		if (EG(exception)) {
 			zval_ptr_dtor(&answer_context);
@@ -262,7 +258,7 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 		ferry_output_drop();
 	}
 	/* Read before the write: the server is told now whether the worker stays busy after it. */
-	bool hooked = !is_empty_array(OBJ_PROP(L->worker, L->w_terminate));
+	bool hooked = !is_empty_array(OBJ_PROP(L->session, L->C.terminate));
 	bool written = write_answer(L, id, Z_STR(answer_context), out_body, hooked ? FRAME_FINISHING : 0);
 	zval_ptr_dtor(&answer_context);
 	zval_ptr_dtor(&result);

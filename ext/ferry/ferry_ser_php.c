@@ -226,7 +226,8 @@ static zend_class_entry *find_request_class(uint32_t offsets[RP_COUNT])
 	for (int i = 0; ok && i < RP_COUNT; i++) {
 		zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, request_props[i].name,
 			strlen(request_props[i].name));
-		ok = info && !(info->flags & ZEND_ACC_STATIC) && !ZEND_TYPE_IS_COMPLEX(info->type)
+		/* Public, as the worker contract wants (README.md, "Worker contract"): request_read() sets them in place. */
+		ok = info && (info->flags & ZEND_ACC_PUBLIC) && !(info->flags & ZEND_ACC_STATIC) && !ZEND_TYPE_IS_COMPLEX(info->type)
 			&& ZEND_TYPE_PURE_MASK(info->type) == request_props[i].type;
 		if (ok) {
 			offsets[i] = info->offset;

@@ -66,7 +66,7 @@ unlink($out);
 
 try {
     $o = new stdClass();
-    Ferry\Ext\http_serve($o, $o, fn () => 1, fn () => 1, fn () => 1, $o, STDIN, STDOUT, 10, '');
+    Ferry\Ext\http_serve($o, fn () => 1, fn () => 1, fn () => 1, $o, STDIN, STDOUT, '');
 } catch (Error $e) {
     echo get_class($e), ': ', $e->getMessage(), "\n";
 }
@@ -83,4 +83,4 @@ control pong
 600 fill answers, the first ones from the PHP loop, the rest from C
 {"\/":["C","C","PHP"],"\/php-header":["C"],"\/throw":["C"]}
 string(0) ""
-Error: Ferry\Ext\http_serve(): stdClass has no property $stopping of the type it expects: php/worker is not the version this extension was built for
+Error: Ferry\Ext\http_serve(): stdClass declares no worker contract version (an integer CONTRACT_VERSION) and this ext/ferry speaks version 1: load the ext/ferry built from the same Ferry release as php/worker

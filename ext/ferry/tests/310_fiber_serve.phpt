@@ -22,7 +22,7 @@ try {
 $fiber = new Fiber(static function (): void {
     $h = new HttpWorker(new Worker(new StreamRelay(STDIN, STDOUT), fibers: true, token: ''));
     try {
-        \Ferry\Ext\fiber_serve(new stdClass(), $h->worker(), $h, static fn () => null, STDIN, STDOUT, 100, '', 1, false);
+        \Ferry\Ext\fiber_serve(new stdClass(), $h->worker()->session(), static fn () => null, STDIN, STDOUT, '', 1, false);
     } catch (Error $e) {
         echo $e->getMessage(), "\n";
     }

@@ -16,7 +16,7 @@ require dirname(__DIR__) . '/tests/bootstrap.php';
 use Ferry\Worker\Http\HttpWorker;
 use Ferry\Worker\Http\Request;
 use Ferry\Worker\Http\Response;
-use Ferry\Worker\Internal\SyncCapture;
+use Ferry\Worker\Internal\Output\SyncCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Psr7\Psr7Worker;

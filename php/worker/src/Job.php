@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Worker;
 
-use Ferry\Worker\Internal\OutputCapture;
+use Ferry\Worker\Internal\Output\OutputCapture;
 
 /**
  * The job being executed, handed to run() handlers as their second argument.

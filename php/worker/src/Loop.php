@@ -4,8 +4,8 @@ declare(strict_types=1);
 
 namespace Ferry\Worker;
 
-use Ferry\Worker\Internal\FiberEpoch;
-use Ferry\Worker\Internal\Suspension;
+use Ferry\Worker\Internal\Fiber\FiberEpoch;
+use Ferry\Worker\Internal\Fiber\Suspension;
 
 /**
  * A small stream_select() event loop with timers, built for Fibers.
@@ -21,7 +21,7 @@ use Ferry\Worker\Internal\Suspension;
  * scheduled the callback fails; otherwise it is logged. setErrorHandler() replaces this.
  *
  * A worker reuses its Fibers from job to job, so a callback also remembers the Fiber's epoch
- * (Internal\FiberEpoch): once the job that registered it has ended, the Fiber counts as
+ * (Internal\Fiber\FiberEpoch): once the job that registered it has ended, the Fiber counts as
  * ended for the callback. Waits resume their Fiber through an Internal\Suspension, which a
  * wake-up arriving after the wait ended cannot use.
  */

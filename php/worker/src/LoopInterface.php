@@ -11,7 +11,7 @@ namespace Ferry\Worker;
  * database sockets) can be given to the Worker instead, as long as every Fiber that a
  * job suspends is resumed by that same loop, and only while the wait that suspended it is
  * in progress: the worker reuses its Fibers from job to job, so a late resume would land in
- * another request (Loop resumes through Internal\Suspension tokens for this). Such a loop
+ * another request (Loop resumes through Internal\Fiber\Suspension tokens for this). Such a loop
  * should keep a callback's exception from escaping tick() (Loop throws it into the Fiber
  * that scheduled the callback): what escapes tick() ends the worker and every job in flight.
  */

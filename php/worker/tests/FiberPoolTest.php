@@ -5,9 +5,9 @@ declare(strict_types=1);
 namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Frame;
-use Ferry\Worker\Internal\FiberPool;
-use Ferry\Worker\Internal\Suspension;
-use Ferry\Worker\Internal\SyncCapture;
+use Ferry\Worker\Internal\Fiber\FiberPool;
+use Ferry\Worker\Internal\Fiber\Suspension;
+use Ferry\Worker\Internal\Output\SyncCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Loop;
 use Ferry\Worker\Payload;

@@ -10,7 +10,7 @@ use Ferry\Worker\FrameParser;
 use Ferry\Worker\Http\HttpWorker;
 use Ferry\Worker\Http\Response;
 use Ferry\Worker\Http\StreamStoppedException;
-use Ferry\Worker\Internal\SyncCapture;
+use Ferry\Worker\Internal\Output\SyncCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Psr7\Psr7Worker;

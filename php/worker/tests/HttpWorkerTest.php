@@ -7,7 +7,7 @@ namespace Ferry\Worker\Tests;
 use Ferry\Worker\Http\HttpWorker;
 use Ferry\Worker\Http\Request;
 use Ferry\Worker\Http\Response;
-use Ferry\Worker\Internal\SyncCapture;
+use Ferry\Worker\Internal\Output\SyncCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Relay\StreamRelay;

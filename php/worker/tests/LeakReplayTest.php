@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Tests;
 
-use Ferry\Worker\Internal\LeakReplay;
+use Ferry\Worker\Internal\Leak\LeakReplay;
 use Ferry\Worker\Tests\Support\LeakApp;
 use PHPUnit\Framework\TestCase;
 

@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Tests;
 
-use Ferry\Worker\Internal\FiberEpoch;
+use Ferry\Worker\Internal\Fiber\FiberEpoch;
 use Ferry\Worker\Loop;
 use Ferry\Worker\Worker;
 use PHPUnit\Framework\TestCase;

@@ -12,7 +12,7 @@ use Ferry\Worker\Tests\Support\WorkerProcess;
 use PHPUnit\Framework\TestCase;
 
 /**
- * ext/ferry's Fiber-mode hot path (Internal\NativeFibers, ext/ferry/ferry_fiber*.c) against
+ * ext/ferry's Fiber-mode hot path (Internal\Native\NativeFibers, ext/ferry/ferry_fiber*.c) against
  * the PHP runner it stands in for: the same frames, sent the same way to a real Fiber-mode
  * worker process with FERRY_EXT_LOOP=1 and with FERRY_EXT_LOOP=0, must bring the same
  * answers and control frames, whatever the handler does (waits included) and whatever

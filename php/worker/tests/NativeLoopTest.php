@@ -12,7 +12,7 @@ use Ferry\Worker\Tests\Support\WorkerProcess;
 use PHPUnit\Framework\TestCase;
 
 /**
- * ext/ferry's worker loop (Internal\NativeLoop, ext/ferry/ferry_loop.c) against the PHP
+ * ext/ferry's worker loop (Internal\Native\NativeLoop, ext/ferry/ferry_loop.c) against the PHP
  * loop it stands in for: the same frames, sent the same way to a real worker process
  * with FERRY_EXT_LOOP=1 and with FERRY_EXT_LOOP=0, must bring the same answers, whatever
  * the handler does and whatever else the server sends between jobs.

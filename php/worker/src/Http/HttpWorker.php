@@ -4,10 +4,14 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Http;
 
-use Ferry\Worker\Internal\ExtRequest;
-use Ferry\Worker\Internal\NativeFibers;
-use Ferry\Worker\Internal\NativeLoop;
+use Ferry\Worker\Internal\Fiber\FiberRunner;
+use Ferry\Worker\Internal\Native\ExtRequest;
+use Ferry\Worker\Internal\Native\NativeFibers;
+use Ferry\Worker\Internal\Native\NativeLoop;
+use Ferry\Worker\Internal\SequentialRunner;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
+use Ferry\Worker\Loop;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Worker;
 
@@ -26,16 +30,16 @@ use Ferry\Worker\Worker;
  * state: header(), setcookie(), session_start(), move_uploaded_file() work as under FPM
  * and what they set goes into the answer (README, "With ext/ferry"), and
  * runFrontController() serves a classic front controller script (docs/legacy.md).
+ *
+ * Over 400 lines: handle() and resume() (the same job finished in PHP after ext/ferry's
+ * loop ran its handler) must stay side by side with the reset and the status rules they
+ * share; the frame work is WorkerSession's, requests and answers are Request's and
+ * Response's, the superglobals Superglobals'.
  */
 final class HttpWorker
 {
-    /** @var list<\Closure> */
-    private array $resetHooks = [];
-    /**
-     * @var array<string, array<mixed>> $_SERVER, $_GET, $_POST, $_COOKIE, $_FILES and $_REQUEST as they
-     * were before the first request, put back at every request start (ext/ferry's loop reads it by name)
-     */
-    private array $kept = [];
+    /** the worker's conversation, which also keeps the reset hooks and the kept superglobals (ext/ferry reads them) */
+    private readonly WorkerSession $session;
     /** @var array<string, mixed> $_ENV as the first request found it (globals mode) */
     private array $baseEnv = [];
     /** @var array<string, true> the warnings this process has logged already */
@@ -54,6 +58,7 @@ final class HttpWorker
         private readonly bool $debug = false,
         private readonly bool $globals = false,
     ) {
+        $this->session = $worker->session();
         if ($globals && $worker->fibers) {
             throw new \InvalidArgumentException('superglobals cannot be used in Fiber mode: concurrent requests would share them');
         }
@@ -96,7 +101,7 @@ final class HttpWorker
      */
     public function onReset(callable $hook): self
     {
-        $this->resetHooks[] = $hook(...);
+        $this->session->resetHooks[] = $hook(...);
 
         return $this;
     }
@@ -104,7 +109,7 @@ final class HttpWorker
     /** @internal whether reset hooks are registered: Fiber mode's C path leaves such workers to the PHP runner */
     public function hasResetHooks(): bool
     {
-        return $this->resetHooks !== [];
+        return $this->session->resetHooks !== [];
     }
 
     /**
@@ -117,16 +122,25 @@ final class HttpWorker
         // Now, after the application's bootstrap (which may load environment files into
         // $_SERVER), and before ext/ferry's loop, which restores what is kept here.
         $this->keepGlobals();
-        if ($this->ext && !$this->globals && $this->script === null && NativeLoop::available($this->worker)) {
+        $session = $this->session;
+        $resume = $this->resume(...);
+        if ($this->ext && !$this->globals && $this->script === null && NativeLoop::available($session)) {
             // ext/ferry runs the usual request itself and hands every other one to handle().
-            $this->worker->runNative($handle, new NativeLoop($this->worker, $this, $handler));
+            $session->handshake();
+            StreamedAnswer::serving($session);
+            (new SequentialRunner($session, new NativeLoop($session, $handler, $resume)))->run($handle);
 
             return;
         }
-        if (!$this->globals && $this->script === null && NativeFibers::available($this->worker, null)) {
+        if (!$this->globals && $this->script === null && NativeFibers::available($session)) {
             // In Fiber mode ext/ferry reads the relay and runs the usual request in C, in a
             // Fiber; one that waits on the loop is handed to the PHP runner.
-            $this->worker->runFibers($handle, new NativeFibers($this->worker, $this, $handler));
+            $session->handshake();
+            $loop = $session->loop ??= Loop::get();
+            // The leak watch is off in Fiber mode; a loop of another kind leaves it to PHP.
+            $native = $session->leaks === null && NativeFibers::available($session) ? new NativeFibers($session, $handler, $resume) : null;
+            StreamedAnswer::serving($session);
+            (new FiberRunner($session, $loop, $native))->run($handle);
 
             return;
         }
@@ -177,17 +191,17 @@ final class HttpWorker
     public function handle(\Closure $handler, Payload $payload, Job $job): Payload
     {
         $ext = $this->ext;
-        $running = StreamedAnswer::begin($this->worker, $payload->id);
+        $running = StreamedAnswer::begin($this->session, $payload->id);
         try {
             $request = Request::fromContext($payload->context, $payload->body);
             if ($this->globals || $this->script !== null) {
                 $this->populateGlobals($request);
             } else {
                 // As under FPM, what the last request wrote into them is not this one's.
-                if ($this->kept === []) {
+                if ($this->session->kept === []) {
                     $this->keepGlobals();
                 }
-                Superglobals::restore($this->kept);
+                Superglobals::restore($this->session->kept);
             }
             if ($ext) {
                 if (!$this->globals && $this->script === null) {
@@ -207,7 +221,7 @@ final class HttpWorker
             $job->discardOutput();
             $answer = $this->failure($e, $payload->id);
         } finally {
-            StreamedAnswer::end($running);
+            StreamedAnswer::end($this->session, $running);
             if ($ext) {
                 ExtRequest::abandon();
             }
@@ -239,10 +253,10 @@ final class HttpWorker
             $answer = $this->failure($e, $job->payload->id);
         } finally {
             if ($this->ext) {
-                StreamedAnswer::end(null);
+                StreamedAnswer::end($this->session, null);
                 ExtRequest::abandon();
             } else {
-                StreamedAnswer::end(\Fiber::getCurrent());
+                StreamedAnswer::end($this->session, \Fiber::getCurrent());
             }
             $this->reset();
         }
@@ -265,7 +279,7 @@ final class HttpWorker
     {
         $output = $job->takeOutput();
         if ($response->getParts() !== null) {
-            return StreamedAnswer::send($this->worker, $response, $output, $job);
+            return StreamedAnswer::send($this->session, $response, $output, $job);
         }
         if ($output !== '' && $response->getFile() !== null) {
             // The server sends the file as the whole body: nothing can go before it.
@@ -350,9 +364,9 @@ final class HttpWorker
 
     private function reset(): void
     {
-        if (($this->globals || $this->script !== null) && $this->kept !== []) {
+        if (($this->globals || $this->script !== null) && $this->session->kept !== []) {
             $_GET = $_POST = $_COOKIE = $_FILES = $_REQUEST = [];
-            $_SERVER = $this->kept['_SERVER'];
+            $_SERVER = $this->session->kept['_SERVER'];
             $_ENV = $this->baseEnv;
         } elseif ($this->ext) {
             $_COOKIE = [];
@@ -367,20 +381,8 @@ final class HttpWorker
                 header_remove();
             }
         }
-        $this->runResetHooks();
-    }
-
-    /** reset()'s hooks; ext/ferry's loop calls it (by name) for the jobs it answers. */
-    private function runResetHooks(): void
-    {
-        foreach ($this->resetHooks as $hook) {
-            try {
-                $hook();
-            } catch (\Throwable $e) {
-                Worker::log('reset hook failed, stopping this worker: ' . Worker::describe($e));
-                $this->worker->stop();
-            }
-        }
+        // ext/ferry's loop runs them itself for the jobs it answers.
+        $this->session->runResetHooks();
     }
 
     /**
@@ -390,8 +392,8 @@ final class HttpWorker
      */
     private function keepGlobals(): void
     {
-        if ($this->kept === []) {
-            $this->kept = Superglobals::keep();
+        if ($this->session->kept === []) {
+            $this->session->kept = Superglobals::keep();
             $this->baseEnv = $_ENV;
         }
     }
@@ -404,7 +406,7 @@ final class HttpWorker
     {
         $this->keepGlobals();
         $_ENV = $this->baseEnv;
-        Superglobals::fill($request, $this->kept['_SERVER']);
+        Superglobals::fill($request, $this->session->kept['_SERVER']);
         if ($this->script !== null) {
             LegacyScript::server($this->script);
         }

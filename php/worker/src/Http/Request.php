@@ -11,6 +11,10 @@ use Ferry\Worker\ProtocolException;
  *
  * Query, post, files and server arrays are derived lazily and cached, so a handler that
  * only reads the path pays for nothing else.
+ *
+ * Over 400 lines: it is the public request API, one class by design (README, "Request"),
+ * and its public properties are the ones ext/ferry's request_read() fills in place; the
+ * parsing it delegates lives in Form and Superglobals.
  */
 final class Request
 {
@@ -53,7 +57,7 @@ final class Request
         public readonly bool $parsed = false,
         public readonly float $time = 0.0,
         public readonly string $scheme = 'http',
-        private readonly ?string $bodyFile = null,
+        public readonly ?string $bodyFile = null,
     ) {
         if ($bodyFile === null) {
             $this->body = $body;

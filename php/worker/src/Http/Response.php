@@ -9,6 +9,10 @@ use Ferry\Worker\Internal\Environment;
 /**
  * A mutable, allocation-light HTTP response. Header names keep the case they were given;
  * setting a header replaces any earlier one with the same name in any case.
+ *
+ * Over 400 lines: it is the public response API, one class by design (README,
+ * "Response"), and ext/ferry's loops read its state by slot; streams go to
+ * StreamedAnswer, the answer encoding is context().
  */
 final class Response
 {

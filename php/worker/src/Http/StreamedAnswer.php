@@ -6,6 +6,7 @@ namespace Ferry\Worker\Http;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Worker;
@@ -16,69 +17,40 @@ use Ferry\Worker\Worker;
  */
 final class StreamedAnswer
 {
-    /** the worker of the running request of a sequential worker, null between requests */
-    private static ?Worker $worker = null;
-    /** that request's job id */
-    private static int $id = 0;
-    /** @var \WeakMap<\Fiber, ?array{Worker, int}>|null the same per Fiber */
-    private static ?\WeakMap $fiberRunning = null;
+    /**
+     * the session whose request runs (or ran last): Response::earlyHints() is static, and
+     * the request's id is the session's ($running, or $fiberRunning in Fiber mode)
+     */
+    private static ?WorkerSession $session = null;
 
     /**
      * Notes the request that runs now, for earlyHints(); returns what end() takes.
      */
-    public static function begin(Worker $worker, int $id): ?\Fiber
+    public static function begin(WorkerSession $session, int $id): ?\Fiber
     {
-        $fiber = $worker->fibers ? \Fiber::getCurrent() : null;
+        self::$session = $session;
+        $fiber = $session->fibers ? \Fiber::getCurrent() : null;
         if ($fiber !== null) {
-            self::$fiberRunning ??= new \WeakMap();
-            self::$fiberRunning[$fiber] = [$worker, $id];
+            $session->fiberRunning[$fiber] = $id;
         } else {
-            self::$worker = $worker;
-            self::$id = $id;
+            $session->running = $id;
         }
 
         return $fiber;
     }
 
-    /**
-     * @internal The per-Fiber map, made now: ext/ferry's Fibers (NativeFibers) write it from C.
-     *
-     * @return \WeakMap<\Fiber, ?array{Worker, int}>
-     */
-    public static function fiberMap(): \WeakMap
+    /** ext/ferry's loops note each request in $session themselves: earlyHints() looks there. */
+    public static function serving(WorkerSession $session): void
     {
-        return self::$fiberRunning ??= new \WeakMap();
+        self::$session = $session;
     }
 
-    /**
-     * The ids of the requests running in Fibers now (ext/ferry's included, which have no Job).
-     *
-     * @return list<int>
-     */
-    public static function fiberIds(): array
-    {
-        $ids = [];
-        foreach (self::$fiberRunning ?? [] as $running) {
-            if ($running !== null) {
-                $ids[] = $running[1];
-            }
-        }
-
-        return $ids;
-    }
-
-    /** The id of a sequential worker's running request, null between requests. */
-    public static function runningId(): ?int
-    {
-        return self::$worker === null ? null : self::$id;
-    }
-
-    public static function end(?\Fiber $fiber): void
+    public static function end(WorkerSession $session, ?\Fiber $fiber): void
     {
         if ($fiber !== null) {
-            self::$fiberRunning[$fiber] = null; // kept for the Fiber's next job: cheaper than unset and add
+            $session->fiberRunning[$fiber] = null; // kept for the Fiber's next job: cheaper than unset and add
         } else {
-            self::$worker = null;
+            $session->running = null;
         }
     }
 
@@ -89,14 +61,18 @@ final class StreamedAnswer
      */
     public static function earlyHints(array $headers): bool
     {
+        $session = self::$session;
+        if ($session === null) {
+            return false;
+        }
         $fiber = \Fiber::getCurrent();
-        $running = $fiber !== null ? (self::$fiberRunning[$fiber] ?? null) : (self::$worker === null ? null : [self::$worker, self::$id]);
-        if ($running === null) {
+        $id = $fiber !== null ? ($session->fiberRunning[$fiber] ?? null) : $session->running;
+        if ($id === null) {
             return false;
         }
         $context = json_encode(['status' => 103, 'headers' => $headers === [] ? new \stdClass() : $headers], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_THROW_ON_ERROR);
 
-        return $running[0]->sendPart($running[1], $context, '');
+        return $session->parts->send($id, $context, '');
     }
 
     /**
@@ -105,7 +81,7 @@ final class StreamedAnswer
      * part, in order. When the client has gone, the generator is not resumed:
      * StreamStoppedException is thrown in at its yield.
      */
-    public static function send(Worker $worker, Response $response, string $output, Job $job): Payload
+    public static function send(WorkerSession $session, Response $response, string $output, Job $job): Payload
     {
         $id = $job->payload->id;
         $head = $response->context();
@@ -120,7 +96,7 @@ final class StreamedAnswer
                 if ($chunk === '' && $sent) {
                     continue;
                 }
-                if (!$worker->sendPart($id, $sent ? '' : $head, $chunk)) {
+                if (!$session->parts->send($id, $sent ? '' : $head, $chunk)) {
                     if ($iterator instanceof \Generator) {
                         try {
                             $iterator->throw(new StreamStoppedException('the client has gone'));
@@ -142,7 +118,7 @@ final class StreamedAnswer
             $job->failed = true;
             $job->discardOutput();
             Worker::log("request $id failed while streaming: " . Worker::describe($e) . "\n" . $e->getTraceAsString());
-            $worker->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], Worker::describe($e)));
+            $session->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], Worker::describe($e)));
 
             return new Payload('', '');
         }

@@ -6,8 +6,6 @@ namespace Ferry\Worker\Internal;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
-use Ferry\Worker\Http\StreamedAnswer;
-use Ferry\Worker\Worker;
 
 /**
  * @internal A PHP fatal error (memory exhausted, an error thrown where nothing catches it)
@@ -29,25 +27,25 @@ final class FatalAnswer
     /** room given above the memory in use to write the answers */
     private const HEADROOM = 8 << 20;
 
-    private static ?Worker $worker = null;
+    private static ?WorkerSession $session = null;
     private static string $reserve = '';
 
-    public static function register(Worker $worker): void
+    public static function register(WorkerSession $session): void
     {
-        if (self::$worker === null) {
+        if (self::$session === null) {
             register_shutdown_function(static function (): void {
                 self::shutdown();
             });
             self::$reserve = str_repeat("\0", self::RESERVE);
         }
-        self::$worker = $worker;
+        self::$session = $session;
     }
 
     private static function shutdown(): void
     {
         $error = error_get_last();
-        $worker = self::$worker;
-        if ($error === null || ($error['type'] & self::FATAL) === 0 || $worker === null) {
+        $session = self::$session;
+        if ($error === null || ($error['type'] & self::FATAL) === 0 || $session === null) {
             return;
         }
         self::$reserve = '';
@@ -55,45 +53,43 @@ final class FatalAnswer
         if ($limit !== '-1' && $limit !== '') {
             @ini_set('memory_limit', (string) (memory_get_usage(true) + self::HEADROOM));
         }
-        $ids = self::inProgress($worker);
+        $ids = self::inProgress($session);
         if ($ids === []) {
             return; // between jobs: the server sees the worker go, with nothing held
         }
         try {
-            $worker->stop();
+            $session->stop();
             foreach ($ids as $id) {
-                $worker->queueAnswer(FrameCodec::encode(Frame::ERROR, [0, $id], 'PHP fatal error (its message is in the log): the worker exits'));
+                $session->queue(FrameCodec::encode(Frame::ERROR, [0, $id], 'PHP fatal error (its message is in the log): the worker exits'));
             }
-            $worker->flush();
+            $session->flush();
         } catch (\Throwable) {
             // The relay is gone: the server knows already.
         }
     }
 
     /**
-     * The ids of the jobs running when the process ended: several in Fiber mode (with
-     * ext/ferry's Fibers, known from StreamedAnswer); for a
-     * sequential worker, the one ext/ferry's loop runs has a placeholder job in the capture
-     * and its real id noted for StreamedAnswer.
+     * The ids of the jobs running when the process ended: several in Fiber mode (ext/ferry's
+     * Fibers' too); for a sequential worker, the one ext/ferry's loop runs, known only from
+     * the session's $running.
      *
      * @return list<int>
      */
-    private static function inProgress(Worker $worker): array
+    private static function inProgress(WorkerSession $session): array
     {
         $ids = [];
-        foreach ($worker->capture()->running() as $job) {
+        foreach ($session->capture->running() as $job) {
             $ids[] = $job->payload->id;
         }
-        if (!$worker->fibers) {
-            $id = StreamedAnswer::runningId();
+        if (!$session->fibers) {
+            return $session->running === null ? $ids : [$session->running];
+        }
+        foreach ($session->fiberRunning as $id) {
             if ($id !== null) {
-                $ids = [$id];
+                $ids[] = $id;
             }
-        } else {
-            // ext/ferry's Fibers run a job with a placeholder in the capture (NativeFibers).
-            $ids = array_values(array_unique([...$ids, ...StreamedAnswer::fiberIds()]));
         }
 
-        return $ids;
+        return array_values(array_unique($ids));
     }
 }

@@ -6,6 +6,7 @@ namespace Ferry\Worker\Internal;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Internal\Output\OutputCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 

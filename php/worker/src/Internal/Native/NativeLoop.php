@@ -2,24 +2,25 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Native;
 
-use Ferry\Worker\Http\HttpWorker;
+use Ferry\Worker\Internal\Output\SapiCapture;
+use Ferry\Worker\Internal\Output\SyncCapture;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Relay\StreamRelay;
-use Ferry\Worker\Worker;
 
 /**
  * @internal ext/ferry's worker loop for HttpWorker (ext/ferry/README.md, "Worker loop").
  *
  * Ferry\Ext\http_serve() reads the relay and serves the usual request in C: a job frame
  * the extension can build a Request from, without uploads, whose handler returns a
- * Response with a body and leaves no output, no PHP header. It does what Worker::run()
+ * Response with a body and leaves no output, no PHP header. It does what the sequential loop
  * and HttpWorker::handle() do for such a job, the reset hooks before the answer and the
- * terminate hooks after it (Worker::afterAnswer()) included; a job whose handler did
+ * terminate hooks after it (WorkerSession::afterAnswer()) included; a job whose handler did
  * anything else is finished by HttpWorker::resume(). Any other frame, or state the PHP
- * loop must act on, makes it return the bytes it has not served to Worker::run(), which
+ * loop must act on, makes it return the bytes it has not served to the sequential loop, which
  * calls it again once it is idle. FERRY_EXT_LOOP=0 keeps it off.
  */
 final class NativeLoop
@@ -40,28 +41,33 @@ final class NativeLoop
     /** @var resource */
     private $out;
 
-    public static function available(Worker $worker): bool
+    public static function available(WorkerSession $session): bool
     {
-        return \function_exists('Ferry\Ext\http_serve') && getenv('FERRY_EXT_LOOP') !== '0' && !$worker->fibers
-            && $worker->relay() instanceof StreamRelay
-            && ($worker->capture() instanceof SapiCapture || $worker->capture() instanceof SyncCapture);
+        return \function_exists('Ferry\Ext\http_serve') && getenv('FERRY_EXT_LOOP') !== '0' && !$session->fibers
+            && $session->relay instanceof StreamRelay
+            && ($session->capture instanceof SapiCapture || $session->capture instanceof SyncCapture)
+            && NativeContract::agreed();
     }
 
-    public function __construct(private readonly Worker $worker, private readonly HttpWorker $http, private readonly \Closure $handler)
+    /**
+     * $handler is HttpWorker's application handler; $resume(Job, mixed $result, ?array $php,
+     * ?\Throwable $error): Payload is HttpWorker::resume(), for the jobs the extension leaves.
+     */
+    public function __construct(private readonly WorkerSession $session, private readonly \Closure $handler, \Closure $resume)
     {
-        $relay = $worker->relay();
+        $relay = $session->relay;
         \assert($relay instanceof StreamRelay);
         $this->in = $relay->readStream();
         $this->out = $relay->writeStream();
-        $capture = $worker->capture();
+        $capture = $session->capture;
         $this->placeholder = new Job(new Payload(), $capture);
-        $this->resume = static function (int $id, string $context, string $body, mixed $result, ?array $php, ?\Throwable $error) use ($worker, $http, $capture): void {
+        $this->resume = static function (int $id, string $context, string $body, mixed $result, ?array $php, ?\Throwable $error) use ($session, $resume, $capture): void {
             $job = new Job(new Payload($body, $context, $id), $capture);
-            $worker->complete($job, $http->resume($job, $result, $php, $error));
+            $session->complete($job, $resume($job, $result, $php, $error));
         };
-        // Hooks are given the job as Worker::finish() gives it; only answers with hooks to run pay for it.
-        $this->terminate = static function (int $id, string $context, string $body) use ($worker, $capture): void {
-            $worker->afterAnswer(new Job(new Payload($body, $context, $id), $capture), true);
+        // Hooks are given the job as WorkerSession::finish() gives it; only answers with hooks to run pay for it.
+        $this->terminate = static function (int $id, string $context, string $body) use ($session, $capture): void {
+            $session->afterAnswer(new Job(new Payload($body, $context, $id), $capture), true);
         };
     }
 
@@ -73,12 +79,12 @@ final class NativeLoop
      */
     public function serve(string $read): array
     {
-        return \Ferry\Ext\http_serve($this->worker, $this->http, $this->handler, $this->resume, $this->terminate, $this->placeholder, $this->in, $this->out, $this->worker->maxPayload(), $read);
+        return \Ferry\Ext\http_serve($this->session, $this->handler, $this->resume, $this->terminate, $this->placeholder, $this->in, $this->out, $read);
     }
 
     /**
      * What a running serve() has read ahead, which it then leaves to the PHP loop: called
-     * before PHP reads the relay during a job (Worker::partWanted()).
+     * before PHP reads the relay during a job (StreamParts::wanted()).
      */
     public static function unread(): string
     {

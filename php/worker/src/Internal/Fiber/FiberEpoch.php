@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Fiber;
 
 /**
  * @internal Which use of a Fiber is the current one: the pool advances a Fiber's epoch when

@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Leak;
 
 /**
  * @internal The static properties of the application's classes, for the leak watch.

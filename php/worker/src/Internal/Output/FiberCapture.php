@@ -2,8 +2,9 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Output;
 
+use Ferry\Worker\Internal\Native\NativeFibers;
 use Ferry\Worker\Job;
 
 /**

@@ -2,10 +2,14 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Fiber;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Internal\JobFrames;
+use Ferry\Worker\Internal\Native\NativeFibers;
+use Ferry\Worker\Internal\Output\OutputCapture;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
 use Ferry\Worker\LoopInterface;
 use Ferry\Worker\Relay\RelayException;
@@ -30,7 +34,7 @@ final class FiberRunner
     private ?\Throwable $relayFailure = null;
 
     public function __construct(
-        private readonly Worker $worker,
+        private readonly WorkerSession $session,
         private readonly LoopInterface $loop,
         private readonly ?NativeFibers $native = null,
     ) {
@@ -52,15 +56,15 @@ final class FiberRunner
     {
         // pool.fiber_reuse: false keeps none parked, so each job gets a new Fiber, for apps
         // that key request state by Fiber::getCurrent().
-        $keep = getenv('FERRY_FIBER_REUSE') === '0' ? 0 : $this->worker->maxConcurrency;
-        $pool = new FiberPool($keep, $this->jobRunner($handler, $this->worker->capture()));
+        $keep = getenv('FERRY_FIBER_REUSE') === '0' ? 0 : $this->session->maxConcurrency;
+        $pool = new FiberPool($keep, $this->jobRunner($handler, $this->session->capture));
         try {
             while (true) {
                 $this->startQueued($pool);
                 $this->rethrowRelayFailure();
-                $this->worker->flush();
-                $idle = $this->active === [] && !$this->worker->hasQueuedJobs();
-                if ($this->worker->isStopping()) {
+                $this->session->flush();
+                $idle = $this->active === [] && !$this->session->hasQueuedJobs();
+                if ($this->session->isStopping()) {
                     if ($idle) {
                         return;
                     }
@@ -70,22 +74,22 @@ final class FiberRunner
                     $pool->trim();
                     $this->native?->trim();
                     // ext/ferry runs the usual jobs from here until one needs this loop.
-                    if ($this->native === null || !$this->worker->serveFibers($this->native, $this->worker->maxConcurrency, false)) {
-                        $this->worker->receive();
+                    if ($this->native === null || !$this->serveNative($this->session->maxConcurrency, false)) {
+                        $this->session->receive();
                     }
                     continue;
                 }
-                $this->watchRelay(!$this->worker->isStopping() && !$this->worker->hasQueuedJobs());
+                $this->watchRelay(!$this->session->isStopping() && !$this->session->hasQueuedJobs());
                 if ($this->active !== [] && !$this->canResume()) {
                     $this->failStuckJobs();
                     continue;
                 }
-                if ($this->active !== [] && $this->worker->jobsSinceWaiting) {
+                if ($this->active !== [] && $this->session->jobsSinceWaiting) {
                     // The server holds new jobs while we run what it sent: every job we
                     // have is suspended now, so they may come.
-                    $this->worker->jobsSinceWaiting = false;
-                    $this->worker->queueAnswer(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], '{"waiting":true}'));
-                    $this->worker->flush();
+                    $this->session->jobsSinceWaiting = false;
+                    $this->session->queue(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], '{"waiting":true}'));
+                    $this->session->flush();
                 }
                 $pool->trim();
                 $this->native?->trim();
@@ -101,11 +105,11 @@ final class FiberRunner
 
     private function startQueued(FiberPool $pool): void
     {
-        $capture = $this->worker->capture();
-        while (\count($this->active) < $this->worker->maxConcurrency && ($frame = $this->worker->nextJob()) !== null) {
+        $capture = $this->session->capture;
+        while (\count($this->active) < $this->session->maxConcurrency && ($frame = $this->session->nextJob()) !== null) {
             $job = JobFrames::job($frame, $capture);
             if (\is_string($job)) {
-                $this->worker->queueAnswer($job);
+                $this->session->queue($job);
                 continue;
             }
             $this->active[spl_object_id($job)] = $job;
@@ -121,11 +125,11 @@ final class FiberRunner
      */
     private function jobRunner(callable $handler, OutputCapture $capture): \Closure
     {
-        $worker = $this->worker;
+        $session = $this->session;
 
-        return function (Job $job) use ($worker, $handler, $capture): bool {
+        return function (Job $job) use ($session, $handler, $capture): bool {
             try {
-                $worker->finish($job, $worker->execute($job, $handler, $capture));
+                $session->finish($job, $session->execute($job, $handler, $capture));
 
                 return !$job->failed;
             } catch (RelayException $e) {
@@ -148,31 +152,47 @@ final class FiberRunner
     private function watchRelay(bool $want): void
     {
         if ($want && $this->readerId === null) {
-            $worker = $this->worker;
-            $this->reader ??= function () use ($worker): void {
+            $session = $this->session;
+            $this->reader ??= function () use ($session): void {
                 // Jobs written while more than one of ours was in flight were not held
                 // for us (the server only holds for a worker it found idle): no report is
                 // due. A frame begun in an earlier read may be from a write that was, so
                 // then one is.
-                $due = $worker->jobsSinceWaiting || \count($this->active) <= 1 || $worker->partialFrame();
+                $due = $session->jobsSinceWaiting || \count($this->active) <= 1 || $session->partialFrame();
                 try {
                     // ext/ferry's Fibers start what fits in the free slots; not from inside a
                     // Fiber (a job ticking the loop itself), where they cannot start one.
-                    $room = $worker->maxConcurrency - \count($this->active);
-                    if ($this->native === null || \Fiber::getCurrent() !== null || !$worker->serveFibers($this->native, $room, true)) {
-                        $worker->receive();
+                    $room = $session->maxConcurrency - \count($this->active);
+                    if ($this->native === null || \Fiber::getCurrent() !== null || !$this->serveNative($room, true)) {
+                        $session->receive();
                     }
-                    $worker->jobsSinceWaiting = $worker->jobsSinceWaiting && $due;
+                    $session->jobsSinceWaiting = $session->jobsSinceWaiting && $due;
                 } catch (\Throwable $e) {
                     // Not for the loop's error handler: nobody could go on reading after this.
                     $this->relayFailure ??= $e;
                 }
             };
-            $this->readerId = $this->loop->onReadable($worker->relay()->readStream(), $this->reader);
+            $this->readerId = $this->loop->onReadable($session->relay->readStream(), $this->reader);
         } elseif (!$want && $this->readerId !== null) {
             $this->loop->cancel($this->readerId);
             $this->readerId = null;
         }
+    }
+
+    /**
+     * Lets ext/ferry's Fibers serve jobs until one needs this runner (NativeFibers::serve());
+     * false when it read nothing for us.
+     */
+    private function serveNative(int $room, bool $once): bool
+    {
+        $session = $this->session;
+        // With hooks to run after each job, every job is the PHP runner's: skip asking.
+        if ($room < 1 || $session->terminateHooks !== [] || $session->resetHooks !== []) {
+            return false;
+        }
+        $session->capture->release();
+
+        return $session->handBack(...$this->native->serve($session->parser->take(), $room, $once));
     }
 
     /** Whether the loop holds nothing but our relay reader (which then stops watching). */
@@ -236,7 +256,7 @@ final class FiberRunner
             // It caught the exception and suspended again: answer for it and let it go.
             unset($this->active[$key]);
             $job->fiber = null;
-            $this->worker->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], $message));
+            $this->session->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], $message));
         }
     }
 }

@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Output;
 
 use Ferry\Worker\Job;
 
@@ -21,7 +21,8 @@ use Ferry\Worker\Job;
 final class SapiCapture implements OutputCapture
 {
     /** the running job (ext/ferry's loop sets its placeholder here by name) */
-    private ?Job $job = null;
+    /** the running job (public for ext/ferry's loop: the worker contract) */
+    public ?Job $job = null;
     private bool $installed = false;
 
     public static function available(): bool
@@ -42,11 +43,6 @@ final class SapiCapture implements OutputCapture
             $this->installed = true;
             \Ferry\Ext\output_install();
         }
-    }
-
-    public function installed(): bool
-    {
-        return $this->installed;
     }
 
     public function begin(Job $job): void

@@ -2,10 +2,13 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Leak;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Internal\Environment;
+use Ferry\Worker\Internal\Output\OutputCapture;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
 use Ferry\Worker\Worker;
 
@@ -30,6 +33,10 @@ use Ferry\Worker\Worker;
  *    object named with Worker::watch() (a long-lived, shared one) changed at two checks and
  *    differs from the baseline: a one-time lazy initialisation changes it once, a value that
  *    keeps the last user's data changes with every user.
+ *
+ * Over 400 lines: the checks share the rules above and the report's state (findings
+ * already sent, the requests since the last check); LeakSnapshot, LeakStatics,
+ * LeakWatched, LeakReport and LeakReplay already hold everything that stands alone.
  */
 final class LeakWatch
 {
@@ -89,7 +96,7 @@ final class LeakWatch
     private int $replayedAt = 0;
 
     public function __construct(
-        private readonly Worker $worker,
+        private readonly WorkerSession $session,
         public readonly int $every = self::DEFAULT_EVERY,
         public readonly int $warmup = self::DEFAULT_WARMUP,
         private readonly ?LeakReplay $replay = null,
@@ -104,12 +111,12 @@ final class LeakWatch
      * The watch the server asked for (FERRY_LEAK_WATCH=1, FERRY_LEAK_WATCH_EVERY,
      * FERRY_LEAK_WATCH_WARMUP), or null.
      */
-    public static function fromEnvironment(Worker $worker): ?self
+    public static function fromEnvironment(WorkerSession $session): ?self
     {
         if (getenv('FERRY_LEAK_WATCH') !== '1') {
             return null;
         }
-        if ($worker->fibers) {
+        if ($session->fibers) {
             // Requests interleave: no snapshot could say which one changed what.
             Worker::log('leak watch is off in Fiber mode: requests run interleaved, so state cannot be tied to one of them');
 
@@ -117,10 +124,10 @@ final class LeakWatch
         }
 
         return new self(
-            $worker,
+            $session,
             max(1, Environment::int('FERRY_LEAK_WATCH_EVERY', self::DEFAULT_EVERY)),
             max(1, Environment::int('FERRY_LEAK_WATCH_WARMUP', self::DEFAULT_WARMUP)),
-            LeakReplay::fromEnvironment($worker),
+            LeakReplay::fromEnvironment($session),
         );
     }
 
@@ -435,7 +442,7 @@ final class LeakWatch
             $finding['message'] .= ' (this worker\'s last report: ' . self::MAX_FINDINGS . ' findings)';
         }
         $json = json_encode(['leak' => $finding], JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE | JSON_INVALID_UTF8_SUBSTITUTE);
-        $this->worker->queueAnswer(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], (string) $json));
-        $this->worker->flush();
+        $this->session->queue(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], (string) $json));
+        $this->session->flush();
     }
 }

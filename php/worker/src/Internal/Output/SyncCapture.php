@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Output;
 
 use Ferry\Worker\Job;
 
@@ -16,9 +16,10 @@ use Ferry\Worker\Job;
  */
 final class SyncCapture extends BufferCapture
 {
-    private ?Job $job = null;
+    /** the running job (public for ext/ferry's loop: the worker contract, as $flushed) */
+    public ?Job $job = null;
     /** what the application flushed out of our buffer (ob_flush()) during the job */
-    private string $flushed = '';
+    public string $flushed = '';
     private bool $temporary = false;
 
     public function begin(Job $job): void

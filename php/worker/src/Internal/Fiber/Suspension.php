@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Fiber;
 
 use Ferry\Worker\Worker;
 
@@ -65,10 +65,5 @@ final class Suspension
         $this->fiber->resume($value);
 
         return true;
-    }
-
-    public function isWaiting(): bool
-    {
-        return $this->waiting;
     }
 }

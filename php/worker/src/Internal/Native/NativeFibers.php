@@ -2,17 +2,16 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Native;
 
-use Ferry\Worker\Http\HttpWorker;
-use Ferry\Worker\Http\StreamedAnswer;
+use Ferry\Worker\Internal\Fiber\FiberPool;
+use Ferry\Worker\Internal\Output\FiberCapture;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
-use Ferry\Worker\LoopInterface;
 use Ferry\Worker\Loop;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Relay\RelayException;
 use Ferry\Worker\Relay\StreamRelay;
-use Ferry\Worker\Worker;
 
 /**
  * @internal ext/ferry's hot path for HttpWorker in Fiber mode (ext/ferry/ferry_fiber.c).
@@ -38,7 +37,7 @@ final class NativeFibers
     private int $created = 0;
     /**
      * @var array{\Fiber, Job}|null the Fiber fiber_serve() runs jobs in: held here too, so
-     * that it outlives a fatal error in it for FatalAnswer (StreamedAnswer's map is weak)
+     * that it outlives a fatal error in it for FatalAnswer (the session's map is weak)
      */
     private ?array $current = null;
     private readonly FiberCapture $capture;
@@ -49,11 +48,14 @@ final class NativeFibers
     private ?\Closure $leave = null;
     private ?\Closure $relayFailed = null;
 
-    public static function available(Worker $worker, ?LoopInterface $loop): bool
+    public static function available(WorkerSession $session): bool
     {
-        return \function_exists('Ferry\Ext\fiber_serve') && getenv('FERRY_EXT_LOOP') !== '0' && $worker->fibers
+        $loop = $session->loop;
+
+        return \function_exists('Ferry\Ext\fiber_serve') && getenv('FERRY_EXT_LOOP') !== '0' && $session->fibers
             && getenv('FERRY_FIBER_REUSE') !== '0' && ($loop === null || $loop instanceof Loop)
-            && $worker->relay() instanceof StreamRelay && $worker->capture() instanceof FiberCapture;
+            && $session->relay instanceof StreamRelay && $session->capture instanceof FiberCapture
+            && NativeContract::agreed();
     }
 
     /** Whether $job stands in for the job a native Fiber runs (FatalAnswer finds its id elsewhere). */
@@ -62,17 +64,19 @@ final class NativeFibers
         return isset(self::$placeholders[$job]);
     }
 
+    /**
+     * $handler is HttpWorker's application handler; $resume(Job, mixed $result, ?array $php,
+     * ?\Throwable $error): Payload is HttpWorker::resume(), for the jobs finished in PHP.
+     */
     public function __construct(
-        private readonly Worker $worker,
-        private readonly HttpWorker $http,
+        private readonly WorkerSession $session,
         private readonly \Closure $handler,
+        private readonly \Closure $resume,
         private readonly float $idleSeconds = FiberPool::IDLE_SECONDS,
     ) {
-        $capture = $worker->capture();
+        $capture = $session->capture;
         \assert($capture instanceof FiberCapture);
         $this->capture = $capture;
-        // fiber_body() files each job under its Fiber in this map, which must exist.
-        StreamedAnswer::fiberMap();
     }
 
     /** @internal FiberRunner's bookkeeping, which promoted jobs join. */
@@ -92,16 +96,10 @@ final class NativeFibers
      */
     public function serve(string $read, int $room, bool $once): array
     {
-        $relay = $this->worker->relay();
+        $relay = $this->session->relay;
         \assert($relay instanceof StreamRelay);
 
-        return \Ferry\Ext\fiber_serve($this, $this->worker, $this->http, $this->handler, $relay->readStream(), $relay->writeStream(), $this->worker->maxPayload(), $read, $room, $once);
-    }
-
-    /** Whether HttpWorker has reset hooks, which only the PHP runner runs. */
-    public function hooked(): bool
-    {
-        return $this->http->hasResetHooks();
+        return \Ferry\Ext\fiber_serve($this, $this->session, $this->handler, $relay->readStream(), $relay->writeStream(), $read, $room, $once);
     }
 
     public function created(): int
@@ -187,7 +185,7 @@ final class NativeFibers
     {
         $broken = false;
         try {
-            $this->worker->complete($job, $this->http->resume($job, $result, null, $error));
+            $this->session->complete($job, ($this->resume)($job, $result, null, $error));
         } catch (RelayException $e) {
             // Thrown here it could reach whatever resumed the Fiber (a loop callback): the
             // runner throws it once fiber_serve() has returned.
@@ -204,7 +202,7 @@ final class NativeFibers
     /** Called by fiber_body() once a job that waited is done: false when enough Fibers are parked. */
     public function park(\Fiber $fiber, Job $placeholder): bool
     {
-        if (\count($this->parked) >= $this->worker->maxConcurrency) {
+        if (\count($this->parked) >= $this->session->maxConcurrency) {
             return false;
         }
         $this->parked[] = [$fiber, $placeholder];

@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Leak;
 
 /**
  * @internal One reading of the process state a request can leave behind (leak watch).

@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Fiber;
 
 use Ferry\Worker\Job;
 use Ferry\Worker\Worker;

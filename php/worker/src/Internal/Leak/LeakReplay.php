@@ -2,8 +2,10 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Leak;
 
+use Ferry\Worker\Internal\Output\OutputCapture;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Worker;
@@ -32,7 +34,7 @@ final class LeakReplay
     private bool $running = false;
 
     /** @param list<string> $paths */
-    public function __construct(private readonly Worker $worker, array $paths)
+    public function __construct(private readonly WorkerSession $session, array $paths)
     {
         foreach ($paths as $path) {
             $this->wanted[$path] = 's:4:"path";s:' . \strlen($path) . ':"' . $path . '";';
@@ -40,7 +42,7 @@ final class LeakReplay
     }
 
     /** The paths the server asked to replay (FERRY_LEAK_WATCH_REPLAY, a JSON list), or null. */
-    public static function fromEnvironment(Worker $worker): ?self
+    public static function fromEnvironment(WorkerSession $session): ?self
     {
         $raw = getenv('FERRY_LEAK_WATCH_REPLAY');
         if ($raw === false || $raw === '') {
@@ -53,7 +55,7 @@ final class LeakReplay
             return null;
         }
 
-        return new self($worker, $paths);
+        return new self($session, $paths);
     }
 
     /** Run() hands over the handler: without it (a waitPayload() loop) nothing is replayed. */
@@ -151,7 +153,7 @@ final class LeakReplay
             // Its terminate hooks run, as they are part of a request (a framework resets
             // there), but the job counts as answered: finish() writes nothing.
             $job->answered = true;
-            $this->worker->finish($job, '');
+            $this->session->finish($job, '');
         } finally {
             $this->running = false;
         }

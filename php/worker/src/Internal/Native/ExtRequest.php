@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Native;
 
 use Ferry\Worker\Http\Form;
 use Ferry\Worker\Http\HttpWorker;

@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Ferry\Worker\Internal;
+namespace Ferry\Worker\Internal\Output;
 
 use Ferry\Worker\Worker;
 
@@ -24,10 +24,10 @@ abstract class BufferCapture implements OutputCapture
      */
     private const MAX_REFUSALS = 100;
 
-    /** @var int level of our buffer; 0 while it is not installed */
-    protected int $level = 0;
-    /** refusals since the running job began; each capture clears it in begin() */
-    protected int $refusals = 0;
+    /** level of our buffer; 0 while it is not installed (public for ext/ferry: the worker contract) */
+    public int $level = 0;
+    /** refusals since the running job began; each capture clears it in begin() (ext/ferry's loops too) */
+    public int $refusals = 0;
     private static bool $refusalLogged = false;
 
     /**
@@ -60,11 +60,6 @@ abstract class BufferCapture implements OutputCapture
 
             return $previous($type, $message, $file, $line) !== false;
         });
-    }
-
-    public function installed(): bool
-    {
-        return $this->level !== 0;
     }
 
     /** Forwards output made outside any job to the log. */
