@@ -22,7 +22,7 @@ use Ferry\Worker\Internal\Fiber\Suspension;
  *
  * A worker reuses its Fibers from job to job, so a callback also remembers the Fiber's epoch
  * (Internal\Fiber\FiberEpoch): once the job that registered it has ended, the Fiber counts as
- * ended for the callback. Waits resume their Fiber through an Internal\Suspension, which a
+ * ended for the callback. Waits resume their Fiber through an Internal\Fiber\Suspension, which a
  * wake-up arriving after the wait ended cannot use.
  */
 final class Loop implements LoopInterface

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Http\HttpWorker;
-use Ferry\Worker\Internal\SyncCapture;
+use Ferry\Worker\Internal\Output\SyncCapture;
 use Ferry\Worker\Job;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Relay\StreamRelay;
