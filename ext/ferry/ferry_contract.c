@@ -34,6 +34,20 @@ bool ferry_contract_prop(const char *fn, zend_class_entry *ce, const char *name,
 	return true;
 }
 
+zval *ferry_contract_static(const char *fn, zend_class_entry *ce, const char *name)
+{
+	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, strlen(name));
+	if (!info || !(info->flags & ZEND_ACC_PUBLIC) || !(info->flags & ZEND_ACC_STATIC) || !ZEND_TYPE_IS_SET(info->type)) {
+		zend_throw_error(NULL, "Ferry\\Ext\\%s(): %s has no public static typed property $%s, which worker contract "
+			"version %d declares", fn, ZSTR_VAL(ce->name), name, FERRY_CONTRACT_VERSION);
+		return NULL;
+	}
+	zend_string *n = zend_string_init(name, strlen(name), 0);
+	zval *slot = zend_std_get_static_property(ce, n, BP_VAR_W);
+	zend_string_release(n);
+	return slot;
+}
+
 bool ferry_contract_bind(const char *fn, zend_object *session, ferry_contract *C)
 {
 	zend_class_entry *ce = session->ce;

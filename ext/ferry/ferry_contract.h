@@ -36,5 +36,7 @@ bool ferry_contract_bind(const char *fn, zend_object *session, ferry_contract *C
  * properties of Request and Job.
  */
 bool ferry_contract_prop(const char *fn, zend_class_entry *ce, const char *name, uint32_t type, uint32_t *offset);
+/* The slot of a public static typed property of the contract, or NULL with an Error thrown. */
+zval *ferry_contract_static(const char *fn, zend_class_entry *ce, const char *name);
 
 #endif

@@ -67,7 +67,6 @@ extern zend_long ferry_fiber_served;
 
 /* ferry_fiber_init.c: L's classes, properties and functions; false with an Error thrown */
 bool ferry_fiber_init(ferry_fibers *L);
-bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset);
 /* Calls $object->$method(...$args) into *retval. */
 void ferry_fiber_call(zend_object *object, const char *method, zval *retval, uint32_t argc, zval *args);
 /* Nothing the PHP runner would do between two jobs: no hooks, nothing queued, not stopping. */

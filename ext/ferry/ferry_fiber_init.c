@@ -15,18 +15,6 @@
 #include "ferry_job_common.h"
 #include "ferry_contract.h"
 
-bool ferry_fiber_find_prop(zend_class_entry *ce, const char *name, uint32_t *offset)
-{
-	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, strlen(name));
-	if (!info || (info->flags & ZEND_ACC_STATIC) || !ZEND_TYPE_IS_SET(info->type)) {
-		zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): %s has no typed property $%s: php/worker is not the "
-			"version this extension was built for", ZSTR_VAL(ce->name), name);
-		return false;
-	}
-	*offset = info->offset;
-	return true;
-}
-
 void ferry_fiber_call(zend_object *object, const char *method, zval *retval, uint32_t argc, zval *args)
 {
 	zend_function *fn = zend_hash_str_find_ptr_lc(&object->ce->function_table, method, strlen(method));
@@ -76,12 +64,14 @@ bool ferry_fiber_init(ferry_fibers *L)
 	L->response_ce = ferry_find_class("fiber_serve", "Ferry\\Worker\\Http\\Response");
 	L->relay_exception = ferry_find_class("fiber_serve", "Ferry\\Worker\\Relay\\RelayException");
 	if (!epoch || !L->request_ce || !L->response_ce || !L->relay_exception
-		|| !(L->issued = ferry_find_static(epoch, "issued"))
-		|| !(L->preset_contexts = ferry_find_static(L->response_ce, "presetContexts"))
+		|| !(L->issued = ferry_contract_static("fiber_serve", epoch, "issued"))
+		|| !(L->preset_contexts = ferry_contract_static("fiber_serve", L->response_ce, "presetContexts"))
 		|| !ferry_contract_prop("fiber_serve", L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
-		|| !ferry_fiber_find_prop(L->response_ce, "parts", &L->p_parts) || !ferry_fiber_find_prop(L->response_ce, "file", &L->p_file)
-		|| !ferry_fiber_find_prop(L->response_ce, "body", &L->p_body) || !ferry_fiber_find_prop(L->response_ce, "preset", &L->p_preset)
-		|| !ferry_fiber_find_prop(L->response_ce, "status", &L->p_status)) {
+		|| !ferry_contract_prop("fiber_serve", L->response_ce, "parts", 0, &L->p_parts)
+		|| !ferry_contract_prop("fiber_serve", L->response_ce, "file", MAY_BE_ARRAY | MAY_BE_NULL, &L->p_file)
+		|| !ferry_contract_prop("fiber_serve", L->response_ce, "body", MAY_BE_STRING, &L->p_body)
+		|| !ferry_contract_prop("fiber_serve", L->response_ce, "preset", MAY_BE_STRING | MAY_BE_NULL, &L->p_preset)
+		|| !ferry_contract_prop("fiber_serve", L->response_ce, "status", MAY_BE_LONG, &L->p_status)) {
 		if (!EG(exception)) {
 			zend_throw_error(NULL, "Ferry\\Ext\\fiber_serve(): a static property php/worker should have is missing");
 		}

@@ -85,18 +85,6 @@ zend_class_entry *ferry_find_class(const char *fn, const char *name)
 	return ce;
 }
 
-zval *ferry_find_static(zend_class_entry *ce, const char *name)
-{
-	zend_string *n = zend_string_init(name, strlen(name), 0);
-	/* Private ones: read as the class itself would. */
-	zend_class_entry *scope = EG(fake_scope);
-	EG(fake_scope) = ce;
-	zval *slot = zend_std_get_static_property(ce, n, BP_VAR_W);
-	EG(fake_scope) = scope;
-	zend_string_release(n);
-	return slot;
-}
-
 bool ferry_find_response_fns(const char *fn, zend_class_entry *response_ce, zend_function **context_fn,
 	zend_function **html_fn, zend_function **json_fn)
 {

@@ -72,7 +72,6 @@ int ferry_stream_fd(zval *res);
 bool ferry_relay_fds(zval *in, zval *out, int *fd_in, int *fd_out);
 /* fn names the Ferry\Ext function in the error thrown when the class is missing. */
 zend_class_entry *ferry_find_class(const char *fn, const char *name);
-zval *ferry_find_static(zend_class_entry *ce, const char *name);
 /* Response's context(), static html() and static json(); false with an Error naming fn thrown. */
 bool ferry_find_response_fns(const char *fn, zend_class_entry *response_ce, zend_function **context_fn,
 	zend_function **html_fn, zend_function **json_fn);

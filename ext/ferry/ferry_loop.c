@@ -56,20 +56,7 @@ void ferry_loop_rshutdown(void)
 	active = NULL;
 }
 
-/* A typed property's slot; type is its declared scalar type mask, or CLASS_TYPED for a class type. */
 #define CLASS_TYPED 0
-static bool find_prop(zend_class_entry *ce, const char *name, uint32_t type, uint32_t *offset)
-{
-	zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, name, strlen(name));
-	if (!info || (info->flags & ZEND_ACC_STATIC) || !ZEND_TYPE_IS_SET(info->type)
-		|| (type != CLASS_TYPED && (ZEND_TYPE_IS_COMPLEX(info->type) || ZEND_TYPE_PURE_MASK(info->type) != type))) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): %s has no property $%s of the type it expects: php/worker "
-			"is not the version this extension was built for", ZSTR_VAL(ce->name), name);
-		return false;
-	}
-	*offset = info->offset;
-	return true;
-}
 
 static bool loop_init(ferry_loop *L)
 {
@@ -96,13 +83,14 @@ static bool loop_init(ferry_loop *L)
 	if (!L->request_ce || !L->response_ce) {
 		return false;
 	}
-	/* Response's own state stays private (PHP 8.2 has no public read with a private write): read by slot, its shape checked here. */
 	if (!ferry_contract_prop("http_serve", L->request_ce, "cookies", MAY_BE_ARRAY, &L->r_cookies)
 		|| !ferry_contract_prop("http_serve", L->request_ce, "uploads", MAY_BE_ARRAY, &L->r_uploads)
-		|| !find_prop(L->response_ce, "parts", CLASS_TYPED, &L->p_parts) || !find_prop(L->response_ce, "file", MAY_BE_ARRAY | MAY_BE_NULL, &L->p_file)
-		|| !find_prop(L->response_ce, "body", MAY_BE_STRING, &L->p_body) || !find_prop(L->response_ce, "preset", MAY_BE_STRING | MAY_BE_NULL, &L->p_preset)
-		|| !find_prop(L->response_ce, "status", MAY_BE_LONG, &L->p_status)
-		|| !(L->preset_contexts = ferry_find_static(L->response_ce, "presetContexts"))) {
+		|| !ferry_contract_prop("http_serve", L->response_ce, "parts", CLASS_TYPED, &L->p_parts)
+		|| !ferry_contract_prop("http_serve", L->response_ce, "file", MAY_BE_ARRAY | MAY_BE_NULL, &L->p_file)
+		|| !ferry_contract_prop("http_serve", L->response_ce, "body", MAY_BE_STRING, &L->p_body)
+		|| !ferry_contract_prop("http_serve", L->response_ce, "preset", MAY_BE_STRING | MAY_BE_NULL, &L->p_preset)
+		|| !ferry_contract_prop("http_serve", L->response_ce, "status", MAY_BE_LONG, &L->p_status)
+		|| !(L->preset_contexts = ferry_contract_static("http_serve", L->response_ce, "presetContexts"))) {
 		return false;
 	}
 	if (!ferry_find_response_fns("http_serve", L->response_ce, &L->context_fn, &L->html_fn, &L->json_fn)) {

@@ -20,20 +20,25 @@ final class Response
     private array $headers = [];
     /** @var array<string, string> lower-case name => name as stored */
     private array $names = [];
-    private int $status;
     /** phrase for the status line, '' for the server's standard one */
     private string $reason = '';
-    /** Content-Type set by text()/html()/json() while it is still the only header, else null */
-    private ?string $preset = null;
-    /** @var array<int, array<string, string>> status => preset type => answer context */
-    private static array $presetContexts = [];
     /** @var array<string, self> Content-Type => the untouched response preset() copies */
     private static array $presets = [];
-    /** @var array{path: string, offset: int, length?: int, delete: bool}|null the body the server reads from a file */
-    private ?array $file = null;
 
-    /** @var iterable<mixed>|null the body as parts sent as they come (stream()) */
-    private ?iterable $parts = null;
+    // Read by ext/ferry's loops (the worker contract, ext/ferry/README.md): public so that C
+    // never reads private state. Set them through the methods, which keep them consistent.
+
+    /** @internal the status; set it with status() */
+    public int $status;
+    /** @internal Content-Type set by text()/html()/json() while it is still the only header, else null */
+    public ?string $preset = null;
+    /** @internal @var array<int, array<string, string>> status => preset type => answer context */
+    public static array $presetContexts = [];
+    /** @internal @var array{path: string, offset: int, length?: int, delete: bool}|null the body the server reads from a file; set it with sendFile() */
+    public ?array $file = null;
+    /** @internal @var iterable<mixed>|null the body as parts sent as they come; set it with stream() */
+    public ?iterable $parts = null;
+
     /** Output up to this size stays in memory in fromOutput(); more goes to a temp file. */
     public const SPOOL_THRESHOLD = 1 << 20;
 
