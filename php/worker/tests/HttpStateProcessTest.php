@@ -108,6 +108,26 @@ final class HttpStateProcessTest extends TestCase
     }
 
     /**
+     * Without globals mode the superglobals are not the request's, but what a request writes
+     * into them must still not reach the next one, $_ENV included (FPM starts every request
+     * with fresh ones): a $_ENV['X'] one request sets is no other user's to read.
+     */
+    public function testNothingWrittenIntoSuperglobalsReachesTheNextRequestWithoutGlobalsMode(): void
+    {
+        $worker = new WorkerProcess(self::FIXTURE);
+        $worker->handshake();
+        $worker->send(Http::job(1, '/globals') . Http::job(2, '/globals'));
+        [, $second] = array_map(static fn ($f): array => json_decode(Http::answer($f)['body'], true), $worker->readFrames(2));
+
+        self::assertSame(
+            ['server_x' => null, 'server_boot' => 'boot', 'env' => ['FROM_BOOT' => 'boot'], 'get' => [], 'post' => [],
+                'cookie' => [], 'files' => [], 'request' => []],
+            array_diff_key($second, ['method' => true]),
+            'request 1 wrote into every superglobal: request 2 must see none of it',
+        );
+    }
+
+    /**
      * A terminate hook runs after its request's superglobals were put back: what it
      * writes into $_SERVER and $_ENV is gone only because the next request rebuilds both
      * from the process's own (the in-process half is SuperglobalsRebuildTest).

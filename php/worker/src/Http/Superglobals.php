@@ -20,7 +20,7 @@ final class Superglobals
     public static function keep(): array
     {
         return ['_SERVER' => $_SERVER, '_GET' => $_GET, '_POST' => $_POST, '_COOKIE' => $_COOKIE,
-            '_FILES' => $_FILES, '_REQUEST' => $_REQUEST];
+            '_FILES' => $_FILES, '_REQUEST' => $_REQUEST, '_ENV' => $_ENV];
     }
 
     /**
@@ -41,6 +41,7 @@ final class Superglobals
         $_COOKIE = $kept['_COOKIE'];
         $_FILES = $kept['_FILES'];
         $_REQUEST = $kept['_REQUEST'];
+        $_ENV = $kept['_ENV'];
     }
 
     /**
