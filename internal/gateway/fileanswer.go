@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ferry-php/ferry/internal/static"
 	"github.com/ferry-php/ferry/internal/protocol"
+	"github.com/ferry-php/ferry/internal/static"
 	"github.com/valyala/fasthttp"
 )
 

@@ -34,31 +34,31 @@ func feed(t *testing.T, data string, perLine bool) []outRec {
 		l.Write([]byte(data))
 	}
 	l.Close()
-	return h.all()
+	return h.All()
 }
 
 func checkRecs(t *testing.T, recs []outRec, want []wantRec) {
 	t.Helper()
 	var dump strings.Builder
 	for _, r := range recs {
-		fmt.Fprintf(&dump, "%v %q %v\n", r.level, r.attrs["line"], r.attrs)
+		fmt.Fprintf(&dump, "%v %q %v\n", r.Level, r.Attrs["line"], r.Attrs)
 	}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d:\n%s", len(recs), len(want), dump.String())
 	}
 	for i, w := range want {
 		r := recs[i]
-		if r.level != w.level || r.msg != "worker output" || r.attrs["pid"] != "7" || !strings.HasPrefix(r.attrs["line"], w.prefix) {
-			t.Errorf("record %d: %v %q, want %v starting %q", i, r.level, r.attrs["line"], w.level, w.prefix)
+		if r.Level != w.level || r.Msg != "worker output" || r.Attrs["pid"] != "7" || !strings.HasPrefix(r.Attrs["line"], w.prefix) {
+			t.Errorf("record %d: %v %q, want %v starting %q", i, r.Level, r.Attrs["line"], w.level, w.prefix)
 		}
 		for _, s := range w.has {
-			if !strings.Contains(r.attrs["line"], s) {
-				t.Errorf("record %d lacks %q: %q", i, s, r.attrs["line"])
+			if !strings.Contains(r.Attrs["line"], s) {
+				t.Errorf("record %d lacks %q: %q", i, s, r.Attrs["line"])
 			}
 		}
 		for k, v := range w.attrs {
-			if r.attrs[k] != v {
-				t.Errorf("record %d: %s=%q, want %q", i, k, r.attrs[k], v)
+			if r.Attrs[k] != v {
+				t.Errorf("record %d: %s=%q, want %q", i, k, r.Attrs[k], v)
 			}
 		}
 	}
@@ -104,7 +104,7 @@ func TestOutputLaravel883Records(t *testing.T) {
 		recs := feed(t, capture(t, "laravel883.txt"), perLine)
 		checkRecs(t, recs, want)
 		if len(recs) == 4 {
-			page := recs[3].attrs["line"]
+			page := recs[3].Attrs["line"]
 			body, note, _ := strings.Cut(page, "\n[")
 			var cut int
 			fmt.Sscanf(note, "%d more bytes cut]", &cut)
@@ -145,8 +145,8 @@ func TestOutputLookalikesStayInfo(t *testing.T) {
 		recs := feed(t, strings.Join(lines, "\n")+"\n", perLine)
 		checkRecs(t, recs, want)
 		for _, r := range recs {
-			if r.attrs["line"] != strings.TrimSpace(r.attrs["line"]) || strings.Contains(r.attrs["line"], "\n") {
-				t.Errorf("lookalike lines joined: %q", r.attrs["line"])
+			if r.Attrs["line"] != strings.TrimSpace(r.Attrs["line"]) || strings.Contains(r.Attrs["line"], "\n") {
+				t.Errorf("lookalike lines joined: %q", r.Attrs["line"])
 			}
 		}
 	}
@@ -165,7 +165,7 @@ func TestOutputHTMLPageIsOneRecord(t *testing.T) {
 	l.Write([]byte("<!-- Error: x -->\n"))
 	l.Write([]byte("after the page\n<!-- lone comment -->\nplain\n"))
 	l.Close()
-	checkRecs(t, h.all(), []wantRec{
+	checkRecs(t, h.All(), []wantRec{
 		{slog.LevelInfo, "<!-- Error: x -->\n<!DOCTYPE html>\n<html>\n<body>\n[error] quoted in the page\n#0 {main}\n</body>\n</html>\n<!-- Error: x -->", nil, nil},
 		{slog.LevelInfo, "after the page", nil, nil},
 		{slog.LevelInfo, "<!-- lone comment -->", nil, nil},
@@ -199,13 +199,13 @@ func TestOutputEndlessPageIsBounded(t *testing.T) {
 		l.Write([]byte(row))
 	}
 	l.Close()
-	recs := h.all()
+	recs := h.All()
 	if len(recs) != 3 {
 		t.Fatalf("%d records for 2.9 MiB of page, want 3", len(recs))
 	}
 	for _, r := range recs {
-		if len(r.attrs["line"]) > 4<<10+64 {
-			t.Fatalf("a record of %d bytes", len(r.attrs["line"]))
+		if len(r.Attrs["line"]) > 4<<10+64 {
+			t.Fatalf("a record of %d bytes", len(r.Attrs["line"]))
 		}
 	}
 }
@@ -224,15 +224,15 @@ func TestOutputFrameworkRecordsAreRateLimited(t *testing.T) {
 	}
 	l.Close()
 	pages, lines := 0, 0
-	for _, r := range h.all() {
+	for _, r := range h.All() {
 		switch {
-		case strings.HasPrefix(r.attrs["line"], "<!DOCTYPE"):
+		case strings.HasPrefix(r.Attrs["line"], "<!DOCTYPE"):
 			pages++
-		case strings.HasPrefix(r.attrs["line"], "app.ERROR: db down"):
+		case strings.HasPrefix(r.Attrs["line"], "app.ERROR: db down"):
 			lines++
 		}
 	}
 	if pages != 5 || lines != 5 {
-		t.Fatalf("%d pages and %d Monolog records passed of 20 each, want 5:\n%s", pages, lines, h.dump())
+		t.Fatalf("%d pages and %d Monolog records passed of 20 each, want 5:\n%s", pages, lines, h.Dump())
 	}
 }

@@ -33,9 +33,9 @@ func FuzzOutputFormats(f *testing.F) {
 		l.Write([]byte(s[:split]))
 		l.Write([]byte(s[split:]))
 		l.Close()
-		for _, r := range rec.all() {
-			if len(r.attrs["line"]) > maxRecord+64 {
-				t.Fatalf("a record of %d bytes", len(r.attrs["line"]))
+		for _, r := range rec.All() {
+			if len(r.Attrs["line"]) > maxRecord+64 {
+				t.Fatalf("a record of %d bytes", len(r.Attrs["line"]))
 			}
 		}
 	})

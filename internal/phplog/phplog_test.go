@@ -1,75 +1,21 @@
 package phplog
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ferry-php/ferry/internal/logtest"
 )
 
-// outRecs is a slog.Handler keeping every record, flattened to text.
-type outRecs struct {
-	mu   sync.Mutex
-	recs []outRec
-}
-
-type outRec struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-func (h *outRecs) Enabled(context.Context, slog.Level) bool { return true }
-func (h *outRecs) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *outRecs) WithGroup(string) slog.Handler            { return h }
-func (h *outRecs) Handle(_ context.Context, r slog.Record) error {
-	rec := outRec{level: r.Level, msg: r.Message, attrs: map[string]string{}}
-	r.Attrs(func(a slog.Attr) bool { rec.attrs[a.Key] = a.Value.String(); return true })
-	h.mu.Lock()
-	h.recs = append(h.recs, rec)
-	h.mu.Unlock()
-	return nil
-}
-
-func (h *outRecs) all() []outRec {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]outRec(nil), h.recs...)
-}
-
-// wait polls until some record satisfies ok.
-func (h *outRecs) wait(t *testing.T, what string, ok func(outRec) bool) outRec {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		for _, r := range h.all() {
-			if ok(r) {
-				return r
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no record %s; got:\n%s", what, h.dump())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (h *outRecs) dump() string {
-	var b strings.Builder
-	for _, r := range h.all() {
-		b.WriteString(r.level.String() + " " + r.msg)
-		for k, v := range r.attrs {
-			b.WriteString(" " + k + "=" + strings.ReplaceAll(v, "\n", `\n`))
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+type (
+	outRecs = logtest.Recorder
+	outRec  = logtest.Record
+)
 
 func writePHP(t *testing.T, name, code string) string {
 	t.Helper()
@@ -100,33 +46,33 @@ g();
 	cmd := exec.Command("php", "-n", "-d", "display_errors=stderr", "-d", "log_errors=1", script)
 	cmd.Stderr = l
 	cmd.Run()
-	h.wait(t, "with the uncaught exception", func(r outRec) bool { return strings.Contains(r.attrs["line"], "Uncaught RuntimeException") })
+	h.Wait(t, "with the uncaught exception", func(r outRec) bool { return strings.Contains(r.Attrs["line"], "Uncaught RuntimeException") })
 
-	recs := h.all()
+	recs := h.All()
 	var levels []string
 	for _, r := range recs {
-		levels = append(levels, r.level.String())
-		if r.attrs["pid"] != "4242" {
+		levels = append(levels, r.Level.String())
+		if r.Attrs["pid"] != "4242" {
 			t.Errorf("record without the worker pid: %+v", r)
 		}
 	}
 	if got, want := strings.Join(levels, " "), "INFO WARN INFO INFO ERROR ERROR"; got != want {
-		t.Fatalf("levels %q, want %q (booting, warning, notice, deprecated, JSON error, fatal; each once):\n%s", got, want, h.dump())
+		t.Fatalf("levels %q, want %q (booting, warning, notice, deprecated, JSON error, fatal; each once):\n%s", got, want, h.Dump())
 	}
-	if !strings.Contains(recs[1].attrs["line"], "careful") {
+	if !strings.Contains(recs[1].Attrs["line"], "careful") {
 		t.Errorf("warning record: %+v", recs[1])
 	}
 	j := recs[4]
-	if j.attrs["message"] != "db down" || j.attrs["channel"] != "app" || j.attrs["context"] != "[code=2002 host=db1]" {
+	if j.Attrs["message"] != "db down" || j.Attrs["channel"] != "app" || j.Attrs["context"] != "[code=2002 host=db1]" {
 		t.Errorf("Monolog fields lost: %+v", j)
 	}
-	fatal := recs[5].attrs["line"]
+	fatal := recs[5].Attrs["line"]
 	for _, part := range []string{"PHP Fatal error:  Uncaught RuntimeException: boom", "Stack trace:", "#0 ", "#2 {main}", "  thrown in"} {
 		if !strings.Contains(fatal, part) {
 			t.Errorf("fatal record lacks %q:\n%s", part, fatal)
 		}
 	}
-	if n := strings.Count(h.dump(), "Uncaught RuntimeException"); n != 1 {
+	if n := strings.Count(h.Dump(), "Uncaught RuntimeException"); n != 1 {
 		t.Errorf("the fatal error appears %d times", n)
 	}
 }
@@ -154,17 +100,17 @@ func TestOutputGroupsContinuationLines(t *testing.T) {
 		"#12 /c.php(4): h()",
 	}, "\n") + "\n"))
 	l.Close()
-	recs := h.all()
+	recs := h.All()
 	if len(recs) != 5 {
-		t.Fatalf("want 5 records, got:\n%s", h.dump())
+		t.Fatalf("want 5 records, got:\n%s", h.Dump())
 	}
 	want := []struct {
 		level slog.Level
 		lines int
 	}{{slog.LevelError, 8}, {slog.LevelWarn, 3}, {slog.LevelInfo, 3}, {slog.LevelInfo, 1}, {slog.LevelInfo, 2}}
 	for i, w := range want {
-		if recs[i].level != w.level || strings.Count(recs[i].attrs["line"], "\n")+1 != w.lines {
-			t.Errorf("record %d: %v with %q, want %v with %d lines", i, recs[i].level, recs[i].attrs["line"], w.level, w.lines)
+		if recs[i].Level != w.level || strings.Count(recs[i].Attrs["line"], "\n")+1 != w.lines {
+			t.Errorf("record %d: %v with %q, want %v with %d lines", i, recs[i].Level, recs[i].Attrs["line"], w.level, w.lines)
 		}
 	}
 }
@@ -177,8 +123,8 @@ func TestOutputDropsOnlyPHPsSecondCopy(t *testing.T) {
 		"Fatal error: Allowed memory size of 8 bytes exhausted\nPHP Fatal error:  Allowed memory size of 8 bytes exhausted\n"))
 	l.Close()
 	var got []string
-	for _, r := range h.all() {
-		got = append(got, r.attrs["line"])
+	for _, r := range h.All() {
+		got = append(got, r.Attrs["line"])
 	}
 	want := []string{"PHP Warning:  loop in /a.php on line 1", "PHP Warning:  loop in /a.php on line 1", "PHP Warning:  loop in /a.php on line 1", "Fatal error: Allowed memory size of 8 bytes exhausted"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
@@ -195,9 +141,9 @@ func TestOutputMonologLevels(t *testing.T) {
 {"not":"monolog"}
 `))
 	l.Close()
-	recs := h.all()
+	recs := h.All()
 	if len(recs) != 4 {
-		t.Fatalf("want 4 records:\n%s", h.dump())
+		t.Fatalf("want 4 records:\n%s", h.Dump())
 	}
 	checks := []struct {
 		level slog.Level
@@ -209,16 +155,16 @@ func TestOutputMonologLevels(t *testing.T) {
 		{slog.LevelInfo, map[string]string{"line": `{"not":"monolog"}`}},
 	}
 	for i, c := range checks {
-		if recs[i].level != c.level {
-			t.Errorf("record %d level %v, want %v", i, recs[i].level, c.level)
+		if recs[i].Level != c.level {
+			t.Errorf("record %d level %v, want %v", i, recs[i].Level, c.level)
 		}
 		for k, v := range c.attrs {
-			if recs[i].attrs[k] != v {
-				t.Errorf("record %d %s=%q, want %q", i, k, recs[i].attrs[k], v)
+			if recs[i].Attrs[k] != v {
+				t.Errorf("record %d %s=%q, want %q", i, k, recs[i].Attrs[k], v)
 			}
 		}
 	}
-	if _, ok := recs[0].attrs["context"]; ok {
+	if _, ok := recs[0].Attrs["context"]; ok {
 		t.Errorf("empty context logged: %+v", recs[0])
 	}
 }
@@ -227,12 +173,12 @@ func TestOutputFlushesAfterAQuietPeriodAndOnClose(t *testing.T) {
 	h := &outRecs{}
 	l := &Writer{log: slog.New(h)}
 	l.Write([]byte("PHP Fatal error:  Uncaught Exception: x\nStack trace:\n#0 {main}\n"))
-	h.wait(t, "for the pending stack trace", func(r outRec) bool { return strings.HasSuffix(r.attrs["line"], "#0 {main}") })
+	h.Wait(t, "for the pending stack trace", func(r outRec) bool { return strings.HasSuffix(r.Attrs["line"], "#0 {main}") })
 	l.Write([]byte("PHP Notice:  held\nno newline at exit"))
 	l.Close()
-	got := h.all()
-	if len(got) != 3 || got[1].attrs["line"] != "PHP Notice:  held" || got[2].attrs["line"] != "no newline at exit" {
-		t.Fatalf("Close must log what is held back:\n%s", h.dump())
+	got := h.All()
+	if len(got) != 3 || got[1].Attrs["line"] != "PHP Notice:  held" || got[2].Attrs["line"] != "no newline at exit" {
+		t.Fatalf("Close must log what is held back:\n%s", h.Dump())
 	}
 }
 

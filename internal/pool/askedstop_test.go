@@ -8,8 +8,8 @@ import (
 // countMsg counts the records of h with message msg.
 func countMsg(h *outRecs, msg string) int {
 	n := 0
-	for _, r := range h.all() {
-		if r.msg == msg {
+	for _, r := range h.All() {
+		if r.Msg == msg {
 			n++
 		}
 	}
@@ -30,7 +30,7 @@ func TestWorkerThatAskedToStopAndExitedIsNotACrash(t *testing.T) {
 		waitFor(t, func() bool { return countMsg(log, "worker ready") >= i+2 }, "the replacement worker")
 	}
 	if n := countMsg(log, "worker died"); n != 0 {
-		t.Fatalf("a worker that asked to stop was logged as a crash %d times: %+v", n, log.all())
+		t.Fatalf("a worker that asked to stop was logged as a crash %d times: %+v", n, log.All())
 	}
 	if got := p.Stats().Restarts[ReasonCrash]; got != 0 {
 		t.Fatalf("%d crash restarts counted", got)

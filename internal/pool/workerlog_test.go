@@ -1,79 +1,25 @@
 package pool
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ferry-php/ferry/internal/logtest"
 )
 
 // These tests look at the worker's output through the pool: what a death
 // record and a boot error quote. The parsing itself is tested in
-// internal/phplog, which has its own copy of outRecs.
+// internal/phplog.
 
-// outRecs is a slog.Handler keeping every record, flattened to text.
-type outRecs struct {
-	mu   sync.Mutex
-	recs []outRec
-}
-
-type outRec struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-func (h *outRecs) Enabled(context.Context, slog.Level) bool { return true }
-func (h *outRecs) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *outRecs) WithGroup(string) slog.Handler            { return h }
-func (h *outRecs) Handle(_ context.Context, r slog.Record) error {
-	rec := outRec{level: r.Level, msg: r.Message, attrs: map[string]string{}}
-	r.Attrs(func(a slog.Attr) bool { rec.attrs[a.Key] = a.Value.String(); return true })
-	h.mu.Lock()
-	h.recs = append(h.recs, rec)
-	h.mu.Unlock()
-	return nil
-}
-
-func (h *outRecs) all() []outRec {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]outRec(nil), h.recs...)
-}
-
-// wait polls until some record satisfies ok.
-func (h *outRecs) wait(t *testing.T, what string, ok func(outRec) bool) outRec {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		for _, r := range h.all() {
-			if ok(r) {
-				return r
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no record %s; got:\n%s", what, h.dump())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (h *outRecs) dump() string {
-	var b strings.Builder
-	for _, r := range h.all() {
-		b.WriteString(r.level.String() + " " + r.msg)
-		for k, v := range r.attrs {
-			b.WriteString(" " + k + "=" + strings.ReplaceAll(v, "\n", `\n`))
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+type (
+	outRecs = logtest.Recorder
+	outRec  = logtest.Record
+)
 
 func writePHP(t *testing.T, name, code string) string {
 	t.Helper()
@@ -95,16 +41,16 @@ func TestOutputWorkerDiedNamesItsFatalErrorOnly(t *testing.T) {
 	if _, err := run(t, p, "leak:65536"); !errors.Is(err, ErrCrashed) {
 		t.Fatalf("want ErrCrashed, got %v", err)
 	}
-	died := h.wait(t, "worker died", func(r outRec) bool { return r.msg == "worker died" })
-	all := strings.Join(mapValues(died.attrs), "\n")
+	died := h.Wait(t, "worker died", func(r outRec) bool { return r.Msg == "worker died" })
+	all := strings.Join(mapValues(died.Attrs), "\n")
 	if strings.Contains(all, "noise") || strings.Contains(all, "booting") {
-		t.Errorf("the death record quotes output of earlier requests: %+v", died.attrs)
+		t.Errorf("the death record quotes output of earlier requests: %+v", died.Attrs)
 	}
 	if n := strings.Count(all, "Allowed memory size of 33554432 bytes exhausted"); n != 1 {
-		t.Errorf("the death record names the memory error %d times: %+v", n, died.attrs)
+		t.Errorf("the death record names the memory error %d times: %+v", n, died.Attrs)
 	}
-	if died.attrs["status"] == "" {
-		t.Errorf("no exit status: %+v", died.attrs)
+	if died.Attrs["status"] == "" {
+		t.Errorf("no exit status: %+v", died.Attrs)
 	}
 }
 
