@@ -92,18 +92,13 @@ ZEND_FUNCTION(ferry_request_begin);
 ZEND_FUNCTION(ferry_request_end);
 ZEND_FUNCTION(ferry_in_request);
 ZEND_FUNCTION(ferry_register_uploaded_file);
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_serve, 0, 8, IS_ARRAY, 0)
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_serve, 0, 6, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, session, IS_OBJECT, 0)
 	ZEND_ARG_OBJ_INFO(0, handler, Closure, 0)
-	ZEND_ARG_OBJ_INFO(0, resume, Closure, 0)
-	ZEND_ARG_OBJ_INFO(0, terminate, Closure, 0)
 	ZEND_ARG_TYPE_INFO(0, placeholder, IS_OBJECT, 0)
 	ZEND_ARG_INFO(0, in)
 	ZEND_ARG_INFO(0, out)
 	ZEND_ARG_TYPE_INFO(0, read, IS_STRING, 0)
-ZEND_END_ARG_INFO()
-
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_serve_unread, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_output_install, 0, 0, IS_VOID, 0)
@@ -152,7 +147,6 @@ ZEND_FUNCTION(ferry_job_answer);
 ZEND_FUNCTION(ferry_frames_read);
 ZEND_FUNCTION(ferry_request_read);
 ZEND_FUNCTION(ferry_http_serve);
-ZEND_FUNCTION(ferry_http_serve_unread);
 ZEND_FUNCTION(ferry_fiber_serve);
 ZEND_FUNCTION(ferry_fiber_body);
 ZEND_FUNCTION(ferry_fiber_served);
@@ -178,7 +172,6 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(frames_read)
 	FERRY_FE(request_read)
 	FERRY_FE(http_serve)
-	FERRY_FE(http_serve_unread)
 	FERRY_FE(output_install)
 	FERRY_FE(output_begin)
 	FERRY_FE(output_take)

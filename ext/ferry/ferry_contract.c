@@ -48,6 +48,19 @@ zval *ferry_contract_static(const char *fn, zend_class_entry *ce, const char *na
 	return slot;
 }
 
+/* A public instance method of the contract taking `args` arguments; NULL with an Error thrown. */
+static zend_function *method(const char *fn, zend_class_entry *ce, const char *lc, const char *name, uint32_t args)
+{
+	zend_function *f = zend_hash_str_find_ptr(&ce->function_table, lc, strlen(lc));
+	if (!f || !(f->common.fn_flags & ZEND_ACC_PUBLIC) || (f->common.fn_flags & ZEND_ACC_STATIC)
+		|| f->common.required_num_args != args) {
+		zend_throw_error(NULL, "Ferry\\Ext\\%s(): %s has no public %s() of worker contract version %d", fn,
+			ZSTR_VAL(ce->name), name, FERRY_CONTRACT_VERSION);
+		return NULL;
+	}
+	return f;
+}
+
 bool ferry_contract_bind(const char *fn, zend_object *session, ferry_contract *C)
 {
 	zend_class_entry *ce = session->ce;
@@ -73,14 +86,14 @@ bool ferry_contract_bind(const char *fn, zend_object *session, ferry_contract *C
 		|| !prop(fn, ce, "fiberRunning", 0, &C->fiber_running)
 		|| !prop(fn, ce, "kept", MAY_BE_ARRAY, &C->kept) || !prop(fn, ce, "resetHooks", MAY_BE_ARRAY, &C->reset)
 		|| !prop(fn, ce, "capture", 0, &C->capture) || !prop(fn, ce, "sapiOutput", MAY_BE_BOOL, &C->sapi_output)
-		|| !prop(fn, ce, "maxPayload", MAY_BE_LONG, &C->max_payload)) {
+		|| !prop(fn, ce, "maxPayload", MAY_BE_LONG, &C->max_payload)
+		|| !prop(fn, ce, "readAhead", MAY_BE_STRING | MAY_BE_NULL, &C->ahead)
+		|| !prop(fn, ce, "readAheadOffset", MAY_BE_LONG, &C->ahead_offset)
+		|| !prop(fn, ce, "readAheadEnd", MAY_BE_LONG, &C->ahead_end)
+		|| !prop(fn, ce, "handed", MAY_BE_ARRAY | MAY_BE_NULL, &C->handed)) {
 		return false;
 	}
-	C->reset_fn = zend_hash_str_find_ptr(&ce->function_table, "runresethooks", sizeof("runresethooks") - 1);
-	if (!C->reset_fn || !(C->reset_fn->common.fn_flags & ZEND_ACC_PUBLIC) || (C->reset_fn->common.fn_flags & ZEND_ACC_STATIC)
-		|| C->reset_fn->common.required_num_args > 0) {
-		zend_throw_error(NULL, "Ferry\\Ext\\%s(): %s has no public runResetHooks()", fn, ZSTR_VAL(ce->name));
-		return false;
-	}
-	return true;
+	C->reset_fn = method(fn, ce, "runresethooks", "runResetHooks", 0);
+	C->after_fn = C->reset_fn ? method(fn, ce, "afternativeanswer", "afterNativeAnswer", 3) : NULL;
+	return C->after_fn != NULL;
 }

@@ -12,15 +12,17 @@
  * Only contract_test.sh sets another, to build the extension of another release.
  */
 #ifndef FERRY_CONTRACT_VERSION
-#define FERRY_CONTRACT_VERSION 1
+#define FERRY_CONTRACT_VERSION 2
 #endif
 
 /* Where the session's contract properties are, found once per http_serve() or fiber_serve() call. */
 typedef struct {
 	uint32_t stopping, closed, outbox, streams, terminate, since, reports, running, fiber_running, kept, reset,
-		capture, sapi_output, max_payload;
-	/* WorkerSession::runResetHooks() */
-	zend_function *reset_fn;
+		capture, sapi_output, max_payload,
+		/* http_serve()'s read-ahead buffer and its unserved range, and the job it returns for the PHP runner */
+		ahead, ahead_offset, ahead_end, handed;
+	/* WorkerSession::runResetHooks() and afterNativeAnswer() */
+	zend_function *reset_fn, *after_fn;
 } ferry_contract;
 
 void ferry_contract_minit(int module_number);

@@ -1,6 +1,6 @@
 /*
  * ext/ferry's worker loop (ferry_loop.c reads and dispatches, ferry_loop_job.c serves one
- * job): what it found out about php/worker's classes once per http_serve() call.
+ * job): what it found out about php/worker's classes, bound once per session class and kept.
  */
 #ifndef FERRY_LOOP_H
 #define FERRY_LOOP_H
@@ -22,11 +22,6 @@ typedef struct {
 	zend_object *capture, *placeholder;
 	zend_fcall_info handler;
 	zend_fcall_info_cache handler_cache;
-	zend_fcall_info resume;
-	zend_fcall_info_cache resume_cache;
-	/* NativeLoop's $terminate: WorkerSession::afterAnswer() for a job answered here */
-	zend_fcall_info terminate;
-	zend_fcall_info_cache terminate_cache;
 	/* SyncCapture, or SapiCapture (sapi: only $job, the output being ferry_output.c's) */
 	uint32_t c_job, c_refusals, c_flushed, c_level;
 	bool sapi;
@@ -47,6 +42,7 @@ typedef struct {
 
 typedef enum {
 	JOB_DONE,
+	JOB_RESUME,   /* handled, its outcome in the session's $handed: HttpWorker::resume() finishes it */
 	JOB_DECLINED, /* untouched: the frame goes back to PHP */
 	JOB_THROWN    /* an exception (exit() among them) leaves the loop */
 } ferry_job_outcome;
@@ -55,7 +51,7 @@ typedef enum {
 bool ferry_loop_capture_clean(ferry_loop *L);
 /* Nothing the PHP loop would do between two jobs: nothing queued, not stopping. */
 bool ferry_loop_worker_idle(ferry_loop *L);
-/* One job frame's request: built, handled and answered, or handed to HttpWorker::resume(). */
+/* One job frame's request: built, handled and answered, or its outcome left in $handed for HttpWorker::resume(). */
 ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *context, size_t clen, zend_string *body);
 
 #endif

@@ -97,11 +97,12 @@ static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_
 }
 
 /*
- * The job's outcome is not the plain case: HttpWorker::resume() finishes it, given the
- * handler's $result and request_end()'s $php (undefined ones passed as null) and the
- * pending exception, if any. Releases result and php.
+ * The job's outcome is not the plain case: http_serve() returns it to NativeLoop, which
+ * finishes it with HttpWorker::resume(). The session's $handed is [$id, $context, $body,
+ * $result, $php, $error]: the handler's $result and request_end()'s $php (null when
+ * undefined) and the pending exception, if any. Takes result and php.
  */
-static ferry_job_outcome finish_in_php(ferry_loop *L, uint32_t id, const char *context, size_t context_len,
+static ferry_job_outcome hand_over(ferry_loop *L, uint32_t id, const char *context, size_t context_len,
 	zend_string *body, zval *result, zval *php)
 {
 	zend_object *error = NULL;
@@ -110,42 +111,45 @@ static ferry_job_outcome finish_in_php(ferry_loop *L, uint32_t id, const char *c
 		zval_ptr_dtor(result);
 		return JOB_THROWN;
 	}
-	zval args[6], retval;
-	ZVAL_LONG(&args[0], id);
-	ZVAL_STRINGL_FAST(&args[1], context, context_len);
-	ZVAL_STR(&args[2], body);
+	zval handed;
+	array_init_size(&handed, 6);
+	HashTable *h = Z_ARRVAL(handed);
+	zval v;
+	ZVAL_LONG(&v, id);
+	zend_hash_next_index_insert_new(h, &v);
+	ZVAL_STRINGL_FAST(&v, context, context_len);
+	zend_hash_next_index_insert_new(h, &v);
+	ZVAL_STR_COPY(&v, body);
+	zend_hash_next_index_insert_new(h, &v);
 	if (Z_TYPE_P(result) == IS_UNDEF) {
-		ZVAL_NULL(&args[3]);
+		ZVAL_NULL(&v);
 	} else {
-		ZVAL_COPY_VALUE(&args[3], result);
+		ZVAL_COPY_VALUE(&v, result);
 	}
+	zend_hash_next_index_insert_new(h, &v);
 	if (Z_TYPE_P(php) == IS_ARRAY) {
-		ZVAL_COPY_VALUE(&args[4], php);
+		ZVAL_COPY_VALUE(&v, php);
 	} else {
-		ZVAL_NULL(&args[4]);
+		zval_ptr_dtor(php);
+		ZVAL_NULL(&v);
 	}
+	zend_hash_next_index_insert_new(h, &v);
 	if (error) {
-		ZVAL_OBJ(&args[5], error);
+		ZVAL_OBJ(&v, error);
 	} else {
-		ZVAL_NULL(&args[5]);
+		ZVAL_NULL(&v);
 	}
-	L->resume.params = args;
-	L->resume.param_count = 6;
-	L->resume.retval = &retval;
-	zend_call_function(&L->resume, &L->resume_cache);
-	zval_ptr_dtor(&args[1]);
-	zval_ptr_dtor(&retval);
-	if (error) {
-		OBJ_RELEASE(error);
-	}
-	zval_ptr_dtor(php);
-	zval_ptr_dtor(result);
-	return EG(exception) ? JOB_THROWN : JOB_DONE;
+	zend_hash_next_index_insert_new(h, &v);
+	ferry_assign(OBJ_PROP(L->session, L->C.handed), &handed);
+	zval_ptr_dtor(&handed);
+	return JOB_RESUME;
 }
 
 /*
- * The terminate hooks of a job answered here, through NativeLoop's $terminate: it makes the
- * Job they are given and runs WorkerSession::afterAnswer(), which also says when they are done.
+ * The terminate hooks of a job answered here: WorkerSession::afterNativeAnswer() makes the
+ * Job they are given and runs afterAnswer(), which also says when they are done. Called from
+ * here rather than returned to NativeLoop: every framework integration registers a terminate
+ * hook, and their usual request would pay for a return and a new http_serve() call each.
  */
 static ferry_job_outcome after_answer(ferry_loop *L, uint32_t id, const char *context, size_t context_len,
 	zend_string *body)
@@ -154,10 +158,7 @@ static ferry_job_outcome after_answer(ferry_loop *L, uint32_t id, const char *co
 	ZVAL_LONG(&args[0], id);
 	ZVAL_STRINGL_FAST(&args[1], context, context_len);
 	ZVAL_STR(&args[2], body);
-	L->terminate.params = args;
-	L->terminate.param_count = 3;
-	L->terminate.retval = &retval;
-	zend_call_function(&L->terminate, &L->terminate_cache);
+	zend_call_known_instance_method(L->C.after_fn, L->session, &retval, 3, args);
 	zval_ptr_dtor(&args[1]);
 	zval_ptr_dtor(&retval);
 	return EG(exception) ? JOB_THROWN : JOB_DONE;
@@ -205,11 +206,11 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	zend_call_function(&L->handler, &L->handler_cache);
 	zval_ptr_dtor(&request);
 	if (EG(exception)) {
-		return finish_in_php(L, id, context, clen, body, &result, &php);
+		return hand_over(L, id, context, clen, body, &result, &php);
 	}
 	bool plain = ferry_request_finish(&php);
 	if (EG(exception)) {
-		return finish_in_php(L, id, context, clen, body, &result, &php);
+		return hand_over(L, id, context, clen, body, &result, &php);
 	}
 	if (plain && (Z_TYPE(result) == IS_STRING || Z_TYPE(result) == IS_ARRAY)) {
 		/* HttpWorker::toResponse() with nothing collected: Response::html($result) or json($result) */
@@ -217,7 +218,7 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 		zend_function *fn = Z_TYPE(result) == IS_STRING ? L->html_fn : L->json_fn;
 		zend_call_known_function(fn, NULL, L->response_ce, &converted, 1, &result, NULL);
 		if (EG(exception)) {
-			return finish_in_php(L, id, context, clen, body, &result, &php);
+			return hand_over(L, id, context, clen, body, &result, &php);
 		}
 		zval_ptr_dtor(&result);
 		ZVAL_COPY_VALUE(&result, &converted);
@@ -234,7 +235,7 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	if (!out_body || (uint64_t) Z_STRLEN(answer_context) + ZSTR_LEN(out_body) > (uint64_t) L->max_payload) {
 		/* Everything else, an answer over the frame limit or a context() that threw included, is PHP's to say. */
 		zval_ptr_dtor(&answer_context);
-		return finish_in_php(L, id, context, clen, body, &result, &php);
+		return hand_over(L, id, context, clen, body, &result, &php);
 	}
 	zval_ptr_dtor(&php);
 	/* StreamedAnswer::end(), HttpWorker::reset() ($_COOKIE = [], the reset hooks), SyncCapture::end() */

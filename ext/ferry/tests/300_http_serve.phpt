@@ -60,13 +60,12 @@ $fillVia = array_count_values($via['/fill']);
 unset($via['/fill']);
 printf("%d fill answers, %s\n", $filled, $fillVia['C'] > 100 && $fillVia['PHP'] > 100 ? 'the first ones from the PHP loop, the rest from C' : json_encode($fillVia));
 echo json_encode($via), "\n";
-var_dump(Ferry\Ext\http_serve_unread());
 unlink($in);
 unlink($out);
 
 try {
     $o = new stdClass();
-    Ferry\Ext\http_serve($o, fn () => 1, fn () => 1, fn () => 1, $o, STDIN, STDOUT, '');
+    Ferry\Ext\http_serve($o, fn () => 1, $o, STDIN, STDOUT, '');
 } catch (Error $e) {
     echo get_class($e), ': ', $e->getMessage(), "\n";
 }
@@ -82,5 +81,4 @@ control pong
 5: 200 {"Content-Type":["text\/plain; charset=utf-8"]} hi /
 600 fill answers, the first ones from the PHP loop, the rest from C
 {"\/":["C","C","PHP"],"\/php-header":["C"],"\/throw":["C"]}
-string(0) ""
-Error: Ferry\Ext\http_serve(): stdClass declares no worker contract version (an integer CONTRACT_VERSION) and this ext/ferry speaks version 1: load the ext/ferry built from the same Ferry release as php/worker
+Error: Ferry\Ext\http_serve(): stdClass declares no worker contract version (an integer CONTRACT_VERSION) and this ext/ferry speaks version 2: load the ext/ferry built from the same Ferry release as php/worker

@@ -27,6 +27,8 @@ for ($i = 1; $i <= 600; $i++) {
 file_put_contents($in, FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], '{"pid":1}') . $fill
     . $job(1, '/') . $job(2, '/throw') . $job(3, '/') . $job(4, '/hook-fails') . $job(5, '/'));
 
+// Job 2's handler throws: http_serve() returns it, and HttpWorker::resume() finishes it (its
+// hooks included) from PHP, with http_serve() no longer on the stack.
 $called = static fn (): string => in_array('Ferry\Ext\http_serve', array_column(debug_backtrace(), 'function'), true) ? 'C' : 'PHP';
 // Whether job $id's answer is in what the worker has written so far.
 $answered = static function (int $id) use ($out): bool {
@@ -119,8 +121,8 @@ reset hook from C
 terminate hook of 1 from C, its answer written
 handler /throw from C
 log: request 2 failed: RuntimeException: no in %s
-reset hook from C
-terminate hook of 2 from C, its answer written
+reset hook from PHP
+terminate hook of 2 from PHP, its answer written
 handler / from C
 reset hook from C
 terminate hook of 3 from C, its answer written

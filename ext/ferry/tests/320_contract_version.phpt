@@ -29,7 +29,7 @@ final class PrivateSession
     private bool $stopping = false;
 }
 $calls = [
-    'http_serve' => static fn (object $s) => Ferry\Ext\http_serve($s, fn () => 1, fn () => 1, fn () => 1, $s, STDIN, STDOUT, ''),
+    'http_serve' => static fn (object $s) => Ferry\Ext\http_serve($s, fn () => 1, $s, STDIN, STDOUT, ''),
     'fiber_serve' => static fn (object $s) => Ferry\Ext\fiber_serve($s, $s, fn () => 1, STDIN, STDOUT, '', 1, false),
 ];
 foreach ($calls as $call) {
@@ -45,7 +45,7 @@ foreach ($calls as $call) {
 ?>
 --EXPECTF--
 bool(true)
-Error: Ferry\Ext\http_serve(): php/worker speaks worker contract version 2 (LaterSession::CONTRACT_VERSION) and this ext/ferry version 1: load the ext/ferry built from the same Ferry release as php/worker
-Error: Ferry\Ext\http_serve(): PrivateSession has no public property $stopping of the type worker contract version 1 declares
-Error: Ferry\Ext\fiber_serve(): php/worker speaks worker contract version 2 (LaterSession::CONTRACT_VERSION) and this ext/ferry version 1: load the ext/ferry built from the same Ferry release as php/worker
-Error: Ferry\Ext\fiber_serve(): PrivateSession has no public property $stopping of the type worker contract version 1 declares
+Error: Ferry\Ext\http_serve(): php/worker speaks worker contract version 3 (LaterSession::CONTRACT_VERSION) and this ext/ferry version 2: load the ext/ferry built from the same Ferry release as php/worker
+Error: Ferry\Ext\http_serve(): PrivateSession has no public property $stopping of the type worker contract version 2 declares
+Error: Ferry\Ext\fiber_serve(): php/worker speaks worker contract version 3 (LaterSession::CONTRACT_VERSION) and this ext/ferry version 2: load the ext/ferry built from the same Ferry release as php/worker
+Error: Ferry\Ext\fiber_serve(): PrivateSession has no public property $stopping of the type worker contract version 2 declares

@@ -36,7 +36,7 @@ namespace {
     $sequential = new WorkerSession(new StreamRelay(STDIN, STDOUT), false, 1, new FrameCodec(), null);
     $fibers = new WorkerSession(new StreamRelay(STDIN, STDOUT), true, 4, new FrameCodec(), null);
     $calls = [
-        static fn () => Ferry\Ext\http_serve($sequential, fn () => 1, fn () => 1, fn () => 1, $sequential, STDIN, STDOUT, ''),
+        static fn () => Ferry\Ext\http_serve($sequential, fn () => 1, $sequential, STDIN, STDOUT, ''),
         static fn () => Ferry\Ext\fiber_serve($fibers, $fibers, fn () => 1, STDIN, STDOUT, '', 1, false),
     ];
     foreach ($calls as $call) {

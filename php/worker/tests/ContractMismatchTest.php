@@ -6,6 +6,7 @@ namespace Ferry\Worker\Tests;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
+use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Tests\Support\ExtIni;
 use Ferry\Worker\Tests\Support\Http;
 use Ferry\Worker\Tests\Support\WorkerProcess;
@@ -39,7 +40,8 @@ final class ContractMismatchTest extends TestCase
         $worker->closeRelay();
         self::assertSame(0, $worker->wait($timeout));
         self::assertStringContainsString(
-            "warning: ext/ferry speaks worker contract version 0, php/worker version 1: ext/ferry's worker loop is off and PHP serves every request",
+            'warning: ext/ferry speaks worker contract version 0, php/worker version ' . WorkerSession::CONTRACT_VERSION
+                . ": ext/ferry's worker loop is off and PHP serves every request",
             $worker->stderr(),
         );
     }

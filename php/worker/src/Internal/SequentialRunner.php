@@ -43,7 +43,7 @@ final class SequentialRunner
             if ($session->stopping || $session->closed) {
                 return;
             }
-            if ($native !== null && $session->handBack(...$native->serve($session->parser->take()))) {
+            if ($native !== null && $native->serve($session->parser->take())) {
                 continue;
             }
             $session->receive();

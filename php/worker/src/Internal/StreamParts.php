@@ -6,7 +6,6 @@ namespace Ferry\Worker\Internal;
 
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
-use Ferry\Worker\Internal\Native\NativeLoop;
 use Ferry\Worker\Loop;
 use Ferry\Worker\Relay\RelayClosedException;
 
@@ -62,8 +61,10 @@ final class StreamParts
         if (!$this->session->fibers && !$this->session->closed) {
             // In Fiber mode the runner reads while jobs run and dispatches the STOP.
             $in = $this->session->relay->readStream();
-            // Bytes ext/ferry's loop read ahead come before anything read here.
-            $ahead = NativeLoop::unread();
+            // Bytes ext/ferry's loop read ahead come before anything read here; without its
+            // buffer in the session, the running loop reads no more (the relay is ours now).
+            $ahead = $this->session->takeReadAhead();
+            $this->session->readAhead = null;
             if ($ahead !== '') {
                 $this->session->parser->push($ahead);
                 $this->session->dispatch($this->session->parser->drain());

@@ -27,14 +27,14 @@ use Ferry\Worker\Worker;
  * (handshake, receive and dispatch, answers and the outbox, streamed parts).
  *
  * ext/ferry binds to this class and to nothing else of the worker's state: the public
- * properties under "the contract" and the public methods runResetHooks(), complete() and
- * afterAnswer() (ext/ferry/README.md, "Worker contract"). It refuses a class whose
+ * properties under "the contract" and the public methods runResetHooks() and
+ * afterNativeAnswer() (ext/ferry/README.md, "Worker contract"). It refuses a class whose
  * CONTRACT_VERSION is not its own; change any of them and the version goes up, with
- * FERRY_CONTRACT_VERSION in ext/ferry/php_ferry.h.
+ * FERRY_CONTRACT_VERSION in ext/ferry/ferry_contract.h.
  */
 final class WorkerSession
 {
-    public const CONTRACT_VERSION = 1;
+    public const CONTRACT_VERSION = 2;
 
     // The contract: read and written in place by ext/ferry.
     public bool $stopping = false;
@@ -65,6 +65,12 @@ final class WorkerSession
     public readonly bool $sapiOutput;
     /** the largest frame payload either side may send */
     public readonly int $maxPayload;
+    /** ext/ferry's loop's read buffer, shared: the bytes of the relay it has not served are [offset, end) */
+    public ?string $readAhead = null;
+    public int $readAheadOffset = 0;
+    public int $readAheadEnd = 0;
+    /** @var array{int, string, string, mixed, ?array<mixed>, ?\Throwable}|null the job ext/ferry's loop returned (NativeLoop::RESUME) */
+    public ?array $handed = null;
     // End of the contract.
 
     public readonly FrameParser $parser;
@@ -192,20 +198,35 @@ final class WorkerSession
     }
 
     /**
-     * Takes back what ext/ferry's loop read and did not serve ($rest), and what it says of
-     * the relay ($status, NativeLoop's constants); false when it read nothing for us.
+     * Takes back what ext/ferry's loop read and did not serve (the read-ahead, or $rest from
+     * the Fiber-mode loop), and what it says of the relay ($status, NativeLoop's constants);
+     * false when it read nothing for us.
      */
-    public function handBack(string $rest, int $status): bool
+    public function handBack(int $status, string $rest = ''): bool
     {
         if ($status === NativeLoop::CLOSED) {
             $this->closed = true;
         }
+        $rest = $this->takeReadAhead() . $rest;
         if ($rest !== '') {
             $this->parser->push($rest);
             $this->dispatch($this->parser->drain());
         }
 
         return $status !== NativeLoop::READ_HERE;
+    }
+
+    /** What ext/ferry's loop read ahead and did not serve, the PHP loop's from now on (its buffer stays). */
+    public function takeReadAhead(): string
+    {
+        $ahead = $this->readAhead;
+        if ($ahead === null || $this->readAheadOffset >= $this->readAheadEnd) {
+            return '';
+        }
+        $from = $this->readAheadOffset;
+        $this->readAheadOffset = $this->readAheadEnd;
+
+        return substr($ahead, $from, $this->readAheadEnd - $from);
     }
 
     /** Whether part of a frame has been read and the rest has not. */
@@ -246,8 +267,8 @@ final class WorkerSession
     }
 
     /**
-     * The contract: ext/ferry's loop ran job $job's handler and HttpWorker::resume() made
-     * its answer; what execute() and finish() do after the handler.
+     * ext/ferry's loop ran job $job's handler and HttpWorker::resume() made its answer (NativeLoop,
+     * NativeFibers); what execute() and finish() do after the handler.
      */
     public function complete(Job $job, Payload $answer): void
     {
@@ -289,10 +310,15 @@ final class WorkerSession
         $this->afterAnswer($job, $finishing);
     }
 
+    /** The contract: the terminate hooks of job $id, whose answer ext/ferry's loop wrote flagged FINISHING. */
+    public function afterNativeAnswer(int $id, string $context, string $body): void
+    {
+        $this->afterAnswer(new Job(new Payload($body, $context, $id), $this->capture), true);
+    }
+
     /**
-     * The contract: runs the terminate hooks of a job whose answer has been written, then
-     * tells the server they are done if that answer said they would run ($finishing: it
-     * carried FINISHING). ext/ferry's loop calls it after the answers it writes.
+     * Runs the terminate hooks of a job whose answer has been written, then tells the server
+     * they are done if that answer said they would run ($finishing: it carried FINISHING).
      */
     public function afterAnswer(Job $job, bool $finishing): void
     {

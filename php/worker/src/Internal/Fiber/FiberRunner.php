@@ -191,8 +191,9 @@ final class FiberRunner
             return false;
         }
         $session->capture->release();
+        [$rest, $status] = $this->native->serve($session->parser->take(), $room, $once);
 
-        return $session->handBack(...$this->native->serve($session->parser->take(), $room, $once));
+        return $session->handBack($status, $rest);
     }
 
     /** Whether the loop holds nothing but our relay reader (which then stops watching). */

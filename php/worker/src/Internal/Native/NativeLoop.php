@@ -18,24 +18,26 @@ use Ferry\Worker\Relay\StreamRelay;
  * the extension can build a Request from, without uploads, whose handler returns a
  * Response with a body and leaves no output, no PHP header. It does what the sequential loop
  * and HttpWorker::handle() do for such a job, the reset hooks before the answer and the
- * terminate hooks after it (WorkerSession::afterAnswer()) included; a job whose handler did
- * anything else is finished by HttpWorker::resume(). Any other frame, or state the PHP
- * loop must act on, makes it return the bytes it has not served to the sequential loop, which
- * calls it again once it is idle. FERRY_EXT_LOOP=0 keeps it off.
+ * terminate hooks after it (WorkerSession::afterNativeAnswer()) included. A job whose handler
+ * did anything else comes back here (RESUME, the session's $handed): serve() finishes it with
+ * HttpWorker::resume() and calls http_serve() again. Any other frame, or state the PHP loop
+ * must act on, makes it return to the sequential loop, which takes the bytes it read ahead
+ * (WorkerSession::handBack()) and calls it again once it is idle. The path reads one way:
+ * PHP calls C, C returns. FERRY_EXT_LOOP=0 keeps it off.
  */
 final class NativeLoop
 {
     /** it read nothing for PHP: Worker reads the relay itself */
     public const READ_HERE = 0;
-    /** the bytes returned, or the worker's state, are for the PHP loop */
+    /** the bytes it read ahead, or the worker's state, are for the PHP loop */
     public const HANDED = 1;
     /** the server closed the relay */
     public const CLOSED = 2;
+    /** the job in the session's $handed is HttpWorker::resume()'s to finish */
+    public const RESUME = 3;
 
     /** set as the capture's job while a handler runs in C: output then belongs to a job */
     private readonly Job $placeholder;
-    private readonly \Closure $resume;
-    private readonly \Closure $terminate;
     /** @var resource */
     private $in;
     /** @var resource */
@@ -51,43 +53,38 @@ final class NativeLoop
 
     /**
      * $handler is HttpWorker's application handler; $resume(Job, mixed $result, ?array $php,
-     * ?\Throwable $error): Payload is HttpWorker::resume(), for the jobs the extension leaves.
+     * ?\Throwable $error): Payload is HttpWorker::resume(), for the jobs the extension returns.
      */
-    public function __construct(private readonly WorkerSession $session, private readonly \Closure $handler, \Closure $resume)
+    public function __construct(private readonly WorkerSession $session, private readonly \Closure $handler, private readonly \Closure $resume)
     {
         $relay = $session->relay;
         \assert($relay instanceof StreamRelay);
         $this->in = $relay->readStream();
         $this->out = $relay->writeStream();
-        $capture = $session->capture;
-        $this->placeholder = new Job(new Payload(), $capture);
-        $this->resume = static function (int $id, string $context, string $body, mixed $result, ?array $php, ?\Throwable $error) use ($session, $resume, $capture): void {
-            $job = new Job(new Payload($body, $context, $id), $capture);
-            $session->complete($job, $resume($job, $result, $php, $error));
-        };
-        // Hooks are given the job as WorkerSession::finish() gives it; only answers with hooks to run pay for it.
-        $this->terminate = static function (int $id, string $context, string $body) use ($session, $capture): void {
-            $session->afterAnswer(new Job(new Payload($body, $context, $id), $capture), true);
-        };
+        $this->placeholder = new Job(new Payload(), $session->capture);
     }
 
     /**
      * Serves jobs, starting with the bytes in $read (the start of a frame the PHP loop read),
-     * until one needs PHP.
-     *
-     * @return array{string, int} the bytes read and not served, and READ_HERE, HANDED or CLOSED
+     * until one needs the sequential loop; false when it read nothing for it.
      */
-    public function serve(string $read): array
+    public function serve(string $read): bool
     {
-        return \Ferry\Ext\http_serve($this->session, $this->handler, $this->resume, $this->terminate, $this->placeholder, $this->in, $this->out, $read);
-    }
+        $session = $this->session;
+        while (($status = \Ferry\Ext\http_serve($session, $this->handler, $this->placeholder, $this->in, $this->out, $read)) === self::RESUME) {
+            $read = '';
+            \assert($session->handed !== null);
+            [$id, $context, $body, $result, $php, $error] = $session->handed;
+            $session->handed = null;
+            $job = new Job(new Payload($body, $context, $id), $session->capture);
+            $session->complete($job, ($this->resume)($job, $result, $php, $error));
+            if ($session->readAhead === null || $session->outbox !== '' || $session->stopping || $session->closed) {
+                // The job read the relay (a streamed answer), or left something for the
+                // sequential loop to do before the next job.
+                break;
+            }
+        }
 
-    /**
-     * What a running serve() has read ahead, which it then leaves to the PHP loop: called
-     * before PHP reads the relay during a job (StreamParts::wanted()).
-     */
-    public static function unread(): string
-    {
-        return \function_exists('Ferry\Ext\http_serve_unread') ? \Ferry\Ext\http_serve_unread() : '';
+        return $session->handBack($status === self::RESUME ? self::HANDED : $status);
     }
 }
