@@ -31,6 +31,10 @@ use Ferry\Worker\Worker;
  * afterNativeAnswer() (ext/ferry/README.md, "Worker contract"). It refuses a class whose
  * CONTRACT_VERSION is not its own; change any of them and the version goes up, with
  * FERRY_CONTRACT_VERSION in ext/ferry/ferry_contract.h.
+ *
+ * Past 400 lines on purpose: the contract is this one class, so the state C reads and the
+ * engine that keeps it consistent stay side by side; what could leave did (StreamParts,
+ * SequentialRunner, FatalAnswer, JobFrames).
  */
 final class WorkerSession
 {
