@@ -27,3 +27,20 @@ func (h *HeaderMap) UnmarshalJSON(b []byte) error {
 	}
 	return json.Unmarshal(b, (*map[string][]string)(h))
 }
+
+// EachHeader calls fn with each header of a JSON answer head, as both
+// protocols' informational parts carry them.
+func EachHeader(head []byte, fn func(k, v []byte) error) error {
+	var a Head
+	if err := json.Unmarshal(head, &a); err != nil {
+		return err
+	}
+	for k, vs := range a.Headers {
+		for _, v := range vs {
+			if err := fn([]byte(k), []byte(v)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -97,20 +97,5 @@ func (Protocol) PartStatus(head []byte) (int, error) {
 
 // PartHeaders calls fn with each header of an informational part's head.
 func (Protocol) PartHeaders(head []byte, fn func(k, v []byte) error) error {
-	return jsonHeaders(head, fn)
-}
-
-func jsonHeaders(head []byte, fn func(k, v []byte) error) error {
-	var a protocol.Head
-	if err := json.Unmarshal(head, &a); err != nil {
-		return err
-	}
-	for k, vs := range a.Headers {
-		for _, v := range vs {
-			if err := fn([]byte(k), []byte(v)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return protocol.EachHeader(head, fn)
 }
