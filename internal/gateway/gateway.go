@@ -70,7 +70,7 @@ type Handler struct {
 	opt   Options
 	proto protocol.Protocol
 	log   *slog.Logger
-	gz    *compressor
+	gz    *compress.Compressor // nil: no compression
 	// writeTimeout is server.write_timeout, which a streamed answer gets per
 	// part rather than for the whole stream.
 	writeTimeout time.Duration
@@ -108,7 +108,7 @@ func New(exec Executor, opt Options) *Handler {
 	if opt.Protocol == nil {
 		opt.Protocol = ferryproto.Protocol{}
 	}
-	return &Handler{exec: exec, opt: opt, proto: opt.Protocol, log: opt.Logger, gz: newCompressor(opt.Compression)}
+	return &Handler{exec: exec, opt: opt, proto: opt.Protocol, log: opt.Logger, gz: compress.New(opt.Compression)}
 }
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}

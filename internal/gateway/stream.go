@@ -81,7 +81,9 @@ func (h *Handler) streamAnswer(ctx *fasthttp.RequestCtx, part pool.Result) {
 	r.gone = gone
 	var body io.ReadCloser = r
 	if h.gz != nil {
-		body = h.gz.stream(ctx, r)
+		if z := h.gz.Stream(ctx, streamParts{r}); z != nil {
+			body = z
+		}
 	}
 	if ctx.Request.Header.IsHTTP11() || listen.IsStd(ctx.Conn()) {
 		// net/http's stacks send each read as it comes too (DATA frames on HTTP/2).
@@ -118,7 +120,7 @@ func (h *Handler) writeFinal(ctx *fasthttp.RequestCtx, head, body []byte) {
 		return
 	}
 	if h.gz != nil {
-		h.gz.apply(ctx)
+		h.gz.Apply(ctx)
 	}
 }
 
@@ -237,3 +239,8 @@ func (r *streamBody) Close() error {
 	}
 	return nil
 }
+
+// streamParts is a streamed answer as compress reads it, part by part.
+type streamParts struct{ *streamBody }
+
+func (p streamParts) Part() ([]byte, error) { return p.part() }
