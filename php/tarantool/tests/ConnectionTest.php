@@ -113,6 +113,22 @@ final class ConnectionTest extends TarantoolTestCase
         $this->assertSame($generation + 1, $conn->generation());
     }
 
+    /**
+     * The message names the request's timeout, not what was left of it when the last read
+     * began: writing a large request first uses up part of the 0.2 s.
+     */
+    public function testTimeoutMessageNamesTheRequestsTimeout(): void
+    {
+        $c = new Client(new Connection(static::$server->uri(), ['read_timeout' => 0.2]));
+        $c->ping();
+        try {
+            $c->call('slow', [0.5, \str_repeat('x', 8 << 20)]);
+            $this->fail('no exception');
+        } catch (TimeoutException $e) {
+            $this->assertStringContainsString('No reply within 0.200 s', $e->getMessage());
+        }
+    }
+
     public function testBrokenConnectionIsReopenedOnTheNextRequest(): void
     {
         $server = TarantoolServer::start([], self::SCHEMA);

@@ -324,7 +324,7 @@ final class Connection implements Handler, Driver
                     throw new \LogicException('Awaited a request of a connection that was closed without failing it');
                 }
                 $deadline = $future instanceof PendingRequest ? $future->deadline : ($this->pending === [] ? null : self::earliest($this->pending));
-                $this->rbuf .= $this->socket->read(($deadline ?? 0.0) - \microtime(true), 65536, $this->options->display);
+                $this->rbuf .= $this->socket->read(($deadline ?? 0.0) - \microtime(true), 65536, $this->options->display, $future instanceof PendingRequest && $future->timeout > 0.0 ? $future->timeout : null);
                 $this->dispatch();
             }
         } catch (ConnectionException $e) {

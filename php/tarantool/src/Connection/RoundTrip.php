@@ -73,7 +73,7 @@ trait RoundTrip
             }
             return $this->codec->unpack(\substr($buf, 28))[Iproto::DATA] ?? [];
         }
-        return $this->exchange($sync, null, $buf, $deadline)->body[Iproto::DATA] ?? [];
+        return $this->exchange($sync, null, $buf, $deadline, $o->readTimeout)->body[Iproto::DATA] ?? [];
     }
 
     /** Blocking request/reply on an otherwise idle connection (see handle()). */
@@ -93,7 +93,8 @@ trait RoundTrip
         $o = $this->options;
         $sync = ++$this->sync;
         $frame = $this->encoder->frame($request->type, $sync, $schemaVersion, $body);
-        $deadline = \microtime(true) + ($request->timeout ?? $o->readTimeout);
+        $timeout = $request->timeout ?? $o->readTimeout;
+        $deadline = \microtime(true) + $timeout;
         $start = $this->written;
         $this->queued += \strlen($frame);
         try {
@@ -105,14 +106,14 @@ trait RoundTrip
             $this->disconnect($e);
             throw $e;
         }
-        return $this->exchange($sync, $request->onPush ?? $this->onPush, $this->rbuf, $deadline);
+        return $this->exchange($sync, $request->onPush ?? $this->onPush, $this->rbuf, $deadline, $timeout);
     }
 
     /**
      * Reads until the reply to $sync (already written) is complete, starting from the bytes in
      * $buf; pushes go to $onPush, replies to other syncs (dropped requests) are skipped.
      */
-    private function exchange(int $sync, ?\Closure $onPush, string $buf, float $deadline): Response
+    private function exchange(int $sync, ?\Closure $onPush, string $buf, float $deadline, float $timeout): Response
     {
         $o = $this->options;
         $off = 0;
@@ -120,7 +121,7 @@ trait RoundTrip
             while (true) {
                 $f = FrameReader::next($buf, $off, \strlen($buf), $o->display);
                 if ($f === null) {
-                    $buf = ($off === 0 ? $buf : \substr($buf, $off)) . $this->socket->read($deadline - \microtime(true), 65536, $o->display);
+                    $buf = ($off === 0 ? $buf : \substr($buf, $off)) . $this->socket->read($deadline - \microtime(true), 65536, $o->display, $timeout);
                     $off = 0;
                     continue;
                 }

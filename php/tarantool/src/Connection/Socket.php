@@ -169,9 +169,10 @@ final class Socket
 
     /**
      * One recv() of at most $max bytes, waiting up to $timeout seconds for the first byte.
-     * Never returns an empty string.
+     * Never returns an empty string. $within is the request's whole timeout, for the
+     * message: $timeout is what is left of it when this read starts.
      */
-    public function read(float $timeout, int $max = self::READ_CHUNK, string $peer = ''): string
+    public function read(float $timeout, int $max = self::READ_CHUNK, string $peer = '', ?float $within = null): string
     {
         if ($timeout <= 0.0) {
             throw new TimeoutException('Read timed out' . ($peer !== '' ? ' from ' . $peer : ''), $peer, true);
@@ -180,7 +181,7 @@ final class Socket
         $data = @\fread($this->stream, $max);
         if ($data === '' || $data === false) {
             if (\stream_get_meta_data($this->stream)['timed_out']) {
-                throw new TimeoutException(\sprintf('No reply within %.3f s%s', $timeout, $peer !== '' ? ' from ' . $peer : ''), $peer, true);
+                throw new TimeoutException(\sprintf('No reply within %.3f s%s', $within ?? $timeout, $peer !== '' ? ' from ' . $peer : ''), $peer, true);
             }
             throw new ConnectionException('Connection closed by peer' . ($peer !== '' ? ' ' . $peer : ''), $peer, true);
         }
