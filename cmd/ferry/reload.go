@@ -71,7 +71,7 @@ func liveChanges(running, next *config.Config) (*config.Config, []string) {
 	p.Command, p.Dir, p.Env, p.PHP = n.Command, n.Dir, n.Env, n.PHP
 	p.NumWorkers, p.MaxJobs, p.TTL, p.IdleTTL, p.MaxMemory, p.ExecTTL, p.DestroyTimeout =
 		n.NumWorkers, n.MaxJobs, n.TTL, n.IdleTTL, n.MaxMemory, n.ExecTTL, n.DestroyTimeout
-	p.FiberReuse = n.FiberReuse
+	p.FiberReuse, p.Boot = n.FiberReuse, n.Boot
 	p.LeakWatch, p.LeakWatchEvery, p.LeakWatchWarmup, p.LeakWatchReplay =
 		n.LeakWatch, n.LeakWatchEvery, n.LeakWatchWarmup, n.LeakWatchReplay
 	m.SetExtensionFile(next.ExtensionFile())

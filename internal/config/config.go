@@ -25,6 +25,12 @@ const (
 	RelayStdio = "stdio"
 )
 
+// Ways pool.boot starts workers.
+const (
+	BootExec = "exec" // each worker runs the command itself
+	BootFork = "fork" // a zygote runs it once per generation and forks the workers
+)
+
 // Config is the whole ferry.yaml. Build one with Default, Parse or Load;
 // a hand-built or modified Config should be checked with Validate.
 type Config struct {
@@ -108,6 +114,13 @@ type StaticConfig struct {
 	CacheControl string   `yaml:"cache_control"`
 }
 
+// Forked tells whether the workers are forked from a zygote: pool.boot: fork
+// applies to Ferry's protocol over pipes, and workers of any other protocol
+// or relay are exec'd whatever it says.
+func (p *PoolConfig) Forked() bool {
+	return p.Boot == BootFork && p.Protocol == ProtocolFerry && p.Relay == RelayPipes
+}
+
 // PoolConfig describes the PHP worker processes.
 type PoolConfig struct {
 	// Command is split on whitespace when given as one string.
@@ -116,6 +129,7 @@ type PoolConfig struct {
 	Env             map[string]string `yaml:"env"`
 	Relay           string            `yaml:"relay"`
 	Protocol        string            `yaml:"protocol"` // ferry or roadrunner (rr.go)
+	Boot            string            `yaml:"boot"`     // fork or exec (Forked)
 	NumWorkers      int               `yaml:"num_workers"`
 	MaxJobs         int               `yaml:"max_jobs"`
 	TTL             time.Duration     `yaml:"ttl"`
@@ -227,6 +241,7 @@ func Default() *Config {
 			Env:             map[string]string{},
 			Relay:           RelayPipes,
 			Protocol:        ProtocolFerry,
+			Boot:            BootFork,
 			ExecTTL:         60 * time.Second,
 			AllocateTimeout: 60 * time.Second,
 			DestroyTimeout:  5 * time.Second,

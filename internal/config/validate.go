@@ -233,6 +233,7 @@ func (k *checker) pool(p *PoolConfig, s *ServerConfig) {
 	}
 	k.oneOf("pool.relay", p.Relay, relays)
 	k.protocol(p)
+	k.oneOf("pool.boot", p.Boot, []string{BootExec, BootFork})
 	k.intRange("pool.num_workers", p.NumWorkers, 0, maxWorkers)
 	if p.MaxJobs < 0 {
 		k.err("pool.max_jobs", "must be >= 0, got %d", p.MaxJobs)

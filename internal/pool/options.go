@@ -28,6 +28,7 @@ type Options struct {
 	QueueSize       int  // jobs waiting for a free worker; beyond: ErrQueueFull
 	Pipeline        int  // jobs in flight per worker
 	Concurrent      bool // workers run their jobs at once (Fiber mode), not in order
+	Fork            bool // Settings.Fork
 	MaxFrame        uint32
 	BackoffMin      time.Duration
 	BackoffMax      time.Duration
@@ -92,6 +93,9 @@ type Settings struct {
 	MaxMemory      uint64
 	ExecTTL        time.Duration
 	DestroyTimeout time.Duration
+	// Fork: a zygote boots the command once per generation and forks the
+	// workers (fork.go); needs the pipes relay and Ferry's protocol.
+	Fork bool
 }
 
 // Settings is the reloadable part of o.
@@ -99,6 +103,7 @@ func (o Options) Settings() Settings {
 	return Settings{
 		Command: o.Command, Dir: o.Dir, Env: o.Env, NumWorkers: o.NumWorkers, MaxJobs: o.MaxJobs,
 		TTL: o.TTL, IdleTTL: o.IdleTTL, MaxMemory: o.MaxMemory, ExecTTL: o.ExecTTL, DestroyTimeout: o.DestroyTimeout,
+		Fork: o.Fork,
 	}
 }
 

@@ -44,6 +44,7 @@ type Pool struct {
 	stopOnce  sync.Once
 	reloads   reloads
 	history   history // counters and retired workers, for metrics
+	zyg       zygotes // Settings.Fork: each generation's zygote (fork.go)
 
 	// endStreams is set once the server drains: streamed answers are told to end.
 	endStreams atomic.Bool
@@ -79,6 +80,9 @@ func New(opt Options) (*Pool, error) {
 	trait := opt.Protocol.Traits()
 	if trait.Sequential && opt.Concurrent {
 		return nil, fmt.Errorf("pool: %s workers run one job at a time (no Fiber mode)", opt.Protocol.Name())
+	}
+	if set.Fork && (opt.Relay != "" && opt.Relay != "pipes" || trait.ByPID || trait.Stdio) {
+		return nil, fmt.Errorf("pool: forked workers (boot: fork) need the pipes relay and Ferry's protocol; use boot: exec")
 	}
 	f, err := relay.New(opt.Relay, opt.SocketDir, opt.MaxFrame, opt.Protocol)
 	if err != nil {
@@ -308,6 +312,7 @@ func (p *Pool) gone(w *Worker, cause error, held int) {
 	}
 	p.endLocked(w, reason)
 	p.removeLocked(w)
+	p.closeZygotesLocked()
 	p.live.Done()
 	p.poke()
 }

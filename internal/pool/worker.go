@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ferry-php/ferry/internal/forkserver"
 	"github.com/ferry-php/ferry/internal/frame"
 	"github.com/ferry-php/ferry/internal/phplog"
 	"github.com/ferry-php/ferry/internal/relay"
@@ -69,8 +70,9 @@ var jobs = sync.Pool{New: func() any { return &job{ch: make(chan result, 1)} }}
 type Worker struct {
 	pool    *Pool
 	gen     int
-	set     *Settings // its generation's, never changed
-	cmd     *exec.Cmd
+	set     *Settings         // its generation's, never changed
+	cmd     *exec.Cmd         // started by boot, unless Settings.Fork
+	child   *forkserver.Child // forked by its generation's zygote (Settings.Fork)
 	conn    *relay.Conn
 	pid     int
 	created time.Time
@@ -159,13 +161,34 @@ func (w *Worker) boot() error {
 	defer cancel(nil)
 	ctx, stop := context.WithTimeout(ctx, w.pool.opt.AllocateTimeout)
 	defer stop()
+	env := map[string]string{}
 	if base := w.pool.opt.SpoolDir; base != "" {
 		s, err := newSpool(base)
 		if err != nil {
 			return fmt.Errorf("worker spool directory: %w", err)
 		}
 		w.spool = s
+		env[spoolEnv] = s.dir
 		w.cmd.Env = append(w.cmd.Env, spoolEnv+"="+s.dir)
+	}
+	if w.set.Fork {
+		conn, err := w.bootForked(ctx, cancel, env)
+		if err != nil {
+			if w.child != nil {
+				w.child.Kill()
+				select {
+				case <-w.exited:
+				case <-time.After(2 * time.Second):
+				}
+			}
+			var zerr zygoteError
+			if errors.As(err, &zerr) {
+				return err // told in full, with what the zygote printed
+			}
+			return w.bootError(err)
+		}
+		w.conn = conn
+		return nil
 	}
 	conn, err := w.pool.relay.Start(ctx, w.cmd, func() {
 		pid := w.cmd.Process.Pid
@@ -268,6 +291,14 @@ func missingScriptHint(said, dir string) string {
 }
 
 func (w *Worker) exitStatus() string {
+	if w.child != nil {
+		select {
+		case <-w.child.Done():
+			return w.child.Status()
+		default:
+			return ""
+		}
+	}
 	if w.cmd.ProcessState == nil {
 		return ""
 	}
@@ -275,6 +306,10 @@ func (w *Worker) exitStatus() string {
 }
 
 func (w *Worker) kill() {
+	if w.child != nil {
+		w.child.Kill()
+		return
+	}
 	if w.cmd.Process != nil {
 		w.cmd.Process.Kill()
 	}

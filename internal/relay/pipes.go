@@ -64,6 +64,11 @@ func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn,
 	if started != nil {
 		started()
 	}
+	return p.handshake(ctx, jobsW, ansR, token)
+}
+
+// handshake talks to a worker that holds the other ends of jobsW and ansR.
+func (p pipes) handshake(ctx context.Context, jobsW, ansR *os.File, token string) (*Conn, error) {
 	c := &Conn{w: jobsW, c: []io.Closer{jobsW, ansR}, dl: ansR}
 	// Unblock the handshake read when ctx is cancelled early (the worker
 	// exited) even if a grandchild still holds the pipe open.
@@ -84,6 +89,32 @@ func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn,
 		return nil, err
 	}
 	return c, nil
+}
+
+// StartForked connects to a worker forked by a zygote (internal/forkserver):
+// launch hands it jobs and answers, the ends of its relay pipes, and returns
+// once it exists; the worker then answers the handshake with token, as a
+// worker started with FERRY_RELAY=pipes:3,4 would.
+func StartForked(ctx context.Context, maxFrame uint32, token string, launch func(jobs, answers *os.File) error) (*Conn, error) {
+	jobsR, jobsW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	ansR, ansW, err := os.Pipe()
+	if err != nil {
+		jobsR.Close()
+		jobsW.Close()
+		return nil, err
+	}
+	err = launch(jobsR, ansW)
+	jobsR.Close()
+	ansW.Close()
+	if err != nil {
+		jobsW.Close()
+		ansR.Close()
+		return nil, err
+	}
+	return pipes{maxFrame: maxFrame}.handshake(ctx, jobsW, ansR, token)
 }
 
 func (p pipes) checkToken(got, want string) error {

@@ -7,6 +7,7 @@ namespace Ferry\Worker\Internal;
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
 use Ferry\Worker\FrameParser;
+use Ferry\Worker\Internal\Fork\Zygote;
 use Ferry\Worker\Internal\Leak\LeakWatch;
 use Ferry\Worker\Internal\Native\NativeLoop;
 use Ferry\Worker\Internal\Output\FiberCapture;
@@ -19,6 +20,7 @@ use Ferry\Worker\Payload;
 use Ferry\Worker\ProtocolException;
 use Ferry\Worker\Relay\RelayClosedException;
 use Ferry\Worker\Relay\RelayInterface;
+use Ferry\Worker\Relay\StreamRelay;
 use Ferry\Worker\Worker;
 
 /**
@@ -117,6 +119,11 @@ final class WorkerSession
             return;
         }
         $this->started = true;
+        if ($this->relay instanceof StreamRelay && ($zygote = $this->relay->zygoteSocket()) !== null) {
+            // pool.boot: fork. Everything up to here was the boot, shared by every worker;
+            // this returns in each forked worker, with its own relay.
+            Zygote::serve($this->relay, $zygote, $this->token);
+        }
         if ($this->relay->usesStdout()) {
             // STDOUT carries frames: PHP errors must go to STDERR instead.
             ini_set('display_errors', 'stderr');

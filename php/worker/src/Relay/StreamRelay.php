@@ -17,6 +17,8 @@ final class StreamRelay implements RelayInterface
     /** @var resource */
     private $out;
     private bool $closed = false;
+    /** the zygote's socket path ("zygote:unix:///path"), until the fork gives this relay its pipes */
+    private ?string $zygote = null;
 
     /**
      * @param resource $in
@@ -27,6 +29,36 @@ final class StreamRelay implements RelayInterface
         if (!\is_resource($in) || !\is_resource($out)) {
             throw new \InvalidArgumentException('StreamRelay needs two open stream resources');
         }
+        $this->adopt($in, $out);
+    }
+
+    /**
+     * @internal A relay whose streams a zygote's fork hands over (Internal\Fork\Zygote).
+     */
+    public static function forZygote(string $socketPath): self
+    {
+        $relay = (new \ReflectionClass(self::class))->newInstanceWithoutConstructor();
+        $relay->zygote = $socketPath;
+        $relay->stdout = false;
+
+        return $relay;
+    }
+
+    /** @internal where the zygote connects, until the fork; null for a worker's relay */
+    public function zygoteSocket(): ?string
+    {
+        return $this->zygote;
+    }
+
+    /**
+     * @internal Binds the streams: the constructor's, or the pipes a forked worker is given.
+     *
+     * @param resource $in
+     * @param resource $out
+     */
+    public function adopt($in, $out): void
+    {
+        $this->zygote = null;
         $this->in = $in;
         $this->out = $out;
         // Unbuffered reads make fread() return whatever one read(2) yields (up to 64 KiB)
@@ -45,6 +77,9 @@ final class StreamRelay implements RelayInterface
      */
     public static function fromDsn(string $dsn, float $connectTimeout = 10.0): self
     {
+        if (str_starts_with($dsn, 'zygote:unix://')) {
+            return self::forZygote(substr($dsn, \strlen('zygote:unix://')));
+        }
         if ($dsn === '' || $dsn === 'pipes' || $dsn === 'pipe') {
             $in = \defined('STDIN') ? STDIN : fopen('php://stdin', 'rb');
             $out = \defined('STDOUT') ? STDOUT : fopen('php://stdout', 'wb');

@@ -1,0 +1,307 @@
+// Package forkserver runs a zygote: a PHP process that boots the application
+// once and then forks a worker each time the server asks, so that workers
+// share what the boot loaded (OPcache, the autoloader, the container) and a
+// new one is ready in milliseconds instead of a whole boot.
+//
+// The zygote is the worker command itself, started with
+// FERRY_RELAY=zygote:unix:///... It runs the script up to where the script
+// hands control to php/worker (the handshake), connects to this package's
+// private socket and from then on only forks. Each fork request carries the
+// child's relay pipes and log pipe as SCM_RIGHTS, so no child is reachable
+// by anyone else, and the extra environment the child sets before it goes on
+// with the handshake as an ordinary worker. The zygote reaps its children and
+// reports their exit status; pidfds tell the server that a child has gone
+// even when its zygote went first.
+package forkserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// EnvRelay is where a zygote finds the socket it must connect to.
+const EnvRelay = "FERRY_RELAY"
+
+// Zygote is one booted PHP process that forks workers.
+type Zygote struct {
+	cmd   *exec.Cmd
+	conn  *net.UnixConn
+	pid   int
+	token string
+	dir   string
+
+	wmu sync.Mutex // one request on the socket at a time
+
+	mu      sync.Mutex
+	next    uint64
+	waiting map[uint64]chan forked
+	status  map[int]string        // exit statuses reported, until their child collects them
+	exits   map[int]chan struct{} // closed when a child's status is reported
+	dead    chan struct{}         // closed when the zygote has gone
+	err     error                 // why it went
+}
+
+type forked struct {
+	pid int
+	err error
+}
+
+// message is every message of the zygote's socket, either way.
+type message struct {
+	Zygote int    `json:"zygote,omitempty"` // its pid, in its first message
+	Token  string `json:"token,omitempty"`
+	Error  string `json:"error,omitempty"` // a boot it refuses, or a failed fork
+
+	Fork   uint64            `json:"fork,omitempty"` // a request, by id
+	Env    map[string]string `json:"env,omitempty"`
+	Forked uint64            `json:"forked,omitempty"` // the answer to request id
+	PID    int               `json:"pid,omitempty"`
+
+	Exit   int    `json:"exit,omitempty"` // a child's pid, reaped
+	Status string `json:"status,omitempty"`
+}
+
+// BootError says why a zygote never became ready; the caller quotes what the
+// process printed beside it.
+type BootError struct{ Reason string }
+
+func (e *BootError) Error() string { return e.Reason }
+
+// Start launches cmd as a zygote and waits, at most until ctx ends, for it to
+// boot the application and connect with the token it is given in
+// FERRY_RELAY_TOKEN. dir is where its private socket directory is made
+// (the system temp dir when empty). started runs once the process exists, so
+// the caller can reap it: the caller owns cmd.Wait.
+func Start(ctx context.Context, cmd *exec.Cmd, dir string, started func(pid int)) (*Zygote, error) {
+	token := newToken()
+	sockDir, err := os.MkdirTemp(dir, "ferry-zygote-")
+	if err != nil {
+		return nil, fmt.Errorf("zygote socket directory: %w", err)
+	}
+	defer os.RemoveAll(sockDir) // the socket is only for the one connection below
+	path := filepath.Join(sockDir, "z.sock")
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: path, Net: "unixpacket"})
+	if err != nil {
+		return nil, fmt.Errorf("zygote socket: %w", err)
+	}
+	defer ln.Close()
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, EnvRelay+"=zygote:unix://"+path, "FERRY_RELAY_TOKEN="+token)
+	if err := cmd.Start(); err != nil {
+		return nil, &BootError{Reason: "cannot start the zygote: " + err.Error()}
+	}
+	z := &Zygote{cmd: cmd, pid: cmd.Process.Pid, token: token, dir: dir,
+		waiting: map[uint64]chan forked{}, status: map[int]string{}, exits: map[int]chan struct{}{}, dead: make(chan struct{})}
+	if started != nil {
+		started(z.pid)
+	}
+	stop := context.AfterFunc(ctx, func() { ln.SetDeadline(time.Unix(1, 0)) })
+	conn, err := ln.AcceptUnix()
+	stop()
+	if err != nil {
+		cmd.Process.Kill()
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			return nil, &BootError{Reason: cause.Error() + " before it was ready to fork"}
+		}
+		return nil, &BootError{Reason: "the zygote did not become ready to fork within allocate_timeout"}
+	}
+	if err := z.hello(ctx, conn); err != nil {
+		conn.Close()
+		cmd.Process.Kill()
+		return nil, err
+	}
+	z.conn = conn
+	go z.readLoop()
+	return z, nil
+}
+
+// hello reads the zygote's first message: its pid and token, or why it refuses.
+func (z *Zygote) hello(ctx context.Context, conn *net.UnixConn) error {
+	if d, ok := ctx.Deadline(); ok {
+		conn.SetReadDeadline(d)
+		defer conn.SetReadDeadline(time.Time{})
+	}
+	buf := make([]byte, 64<<10)
+	n, _, _, _, err := conn.ReadMsgUnix(buf, nil)
+	if err != nil {
+		return &BootError{Reason: "the zygote closed its socket before it was ready: " + err.Error()}
+	}
+	var m message
+	if err := json.Unmarshal(buf[:n], &m); err != nil {
+		return &BootError{Reason: fmt.Sprintf("the zygote sent something other than its hello: %.200q", buf[:n])}
+	}
+	if m.Error != "" {
+		return &BootError{Reason: m.Error}
+	}
+	if m.Token != z.token {
+		return &BootError{Reason: "the process on the zygote socket did not present the zygote's token"}
+	}
+	return nil
+}
+
+// Token is what the zygote's children present in their handshake: they
+// inherit it, and their relay pipes reach nobody else.
+func (z *Zygote) Token() string { return z.token }
+
+func newToken() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// PID is the zygote's process id.
+func (z *Zygote) PID() int { return z.pid }
+
+// Dead is closed once the zygote has gone; Err then says why.
+func (z *Zygote) Dead() <-chan struct{} { return z.dead }
+
+// Err says why the zygote went, once Dead is closed.
+func (z *Zygote) Err() error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.err
+}
+
+// Close asks the zygote to exit: it sees its socket close. Its children live on.
+func (z *Zygote) Close() error { return z.conn.Close() }
+
+// Kill ends the zygote at once.
+func (z *Zygote) Kill() { z.cmd.Process.Kill() }
+
+func (z *Zygote) readLoop() {
+	buf := make([]byte, 64<<10)
+	var err error
+	for {
+		var n int
+		n, _, _, _, err = z.conn.ReadMsgUnix(buf, nil)
+		if err != nil {
+			break
+		}
+		if n == 0 {
+			err = errors.New("the zygote closed its socket")
+			break
+		}
+		var m message
+		if json.Unmarshal(buf[:n], &m) != nil {
+			err = fmt.Errorf("the zygote sent a message that is not JSON: %.200q", buf[:n])
+			z.cmd.Process.Kill()
+			break
+		}
+		z.mu.Lock()
+		switch {
+		case m.Forked != 0:
+			if ch := z.waiting[m.Forked]; ch != nil {
+				delete(z.waiting, m.Forked)
+				f := forked{pid: m.PID}
+				if m.Error != "" || m.PID <= 0 {
+					f.err = errors.New("the zygote could not fork: " + m.Error)
+				}
+				ch <- f
+			}
+		case m.Exit > 0:
+			z.status[m.Exit] = m.Status
+			if ch := z.exits[m.Exit]; ch != nil {
+				close(ch)
+				delete(z.exits, m.Exit)
+			}
+		}
+		z.mu.Unlock()
+	}
+	z.conn.Close()
+	z.mu.Lock()
+	z.err = err
+	for id, ch := range z.waiting {
+		ch <- forked{err: fmt.Errorf("the zygote went before it forked: %w", err)}
+		delete(z.waiting, id)
+	}
+	close(z.dead)
+	z.mu.Unlock()
+}
+
+// Fork asks the zygote for a worker holding files (fd 3, 4, ... in the order
+// given; the last one is its stdout and stderr) and env set before it goes on.
+// The caller closes its own copies of files afterwards.
+func (z *Zygote) Fork(ctx context.Context, files []*os.File, env map[string]string) (*Child, error) {
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	ch := make(chan forked, 1)
+	z.mu.Lock()
+	select {
+	case <-z.dead:
+		z.mu.Unlock()
+		return nil, fmt.Errorf("the zygote has gone: %w", z.err)
+	default:
+	}
+	z.next++
+	id := z.next
+	z.waiting[id] = ch
+	z.mu.Unlock()
+	b, _ := json.Marshal(message{Fork: id, Env: env})
+	z.wmu.Lock()
+	_, _, err := z.conn.WriteMsgUnix(b, rights(fds), nil)
+	z.wmu.Unlock()
+	if err != nil {
+		z.mu.Lock()
+		delete(z.waiting, id)
+		z.mu.Unlock()
+		return nil, fmt.Errorf("cannot ask the zygote for a worker: %w", err)
+	}
+	var f forked
+	select {
+	case f = <-ch:
+	case <-ctx.Done():
+		z.mu.Lock()
+		_, pending := z.waiting[id]
+		delete(z.waiting, id)
+		z.mu.Unlock()
+		if pending {
+			return nil, errors.New("the zygote did not fork within allocate_timeout")
+		}
+		f = <-ch // answered meanwhile: a child exists and must be owned
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return z.watch(f.pid), nil
+}
+
+// statusOf waits a little for the zygote's report of pid's exit, which
+// arrives just after the pidfd says it exited; "" when none comes.
+func (z *Zygote) statusOf(pid int) string {
+	z.mu.Lock()
+	if st, ok := z.status[pid]; ok {
+		delete(z.status, pid)
+		z.mu.Unlock()
+		return st
+	}
+	ch := make(chan struct{})
+	z.exits[pid] = ch
+	z.mu.Unlock()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-z.dead:
+	case <-t.C:
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	delete(z.exits, pid)
+	st := z.status[pid]
+	delete(z.status, pid)
+	return st
+}
