@@ -266,6 +266,17 @@ final class Socket
         }
     }
 
+    /**
+     * Closes this process's descriptor only, for a socket inherited through fork(): unlike
+     * close(), it leaves the connection up for the process that still uses it.
+     */
+    public function release(): void
+    {
+        if (\is_resource($this->stream)) {
+            @\fclose($this->stream);
+        }
+    }
+
     public function close(): void
     {
         if (\is_resource($this->stream)) {
