@@ -270,6 +270,34 @@ final class ForkTest extends TarantoolTestCase
         throw new \RuntimeException('No descriptor for ' . $link);
     }
 
+    /** @return iterable<string, array{bool}> */
+    public static function persistentOrders(): iterable
+    {
+        yield 'a new connection first' => [true];
+        yield 'the inherited connection first' => [false];
+    }
+
+    /** @dataProvider persistentOrders */
+    public function testPersistentSocketsAreNotSharedWithTheChild(bool $freshFirst): void
+    {
+        $conn = $this->connection('?persistent=1');
+        $c = new Client($conn);
+        $session = $c->evaluate(self::SESSION)[0];
+        [$fresh, $inherited] = Forked::run(function () use ($c, $freshFirst): array {
+            // PHP looks a persistent socket up by its address: it must not hand back the parent's.
+            $new = fn () => (new Client($this->connection('?persistent=1')))->evaluate(self::SESSION)[0];
+            $inherited = $freshFirst ? null : $c->evaluate(self::SESSION)[0];
+            $fresh = $new();
+            return [$fresh, $inherited ?? $c->evaluate(self::SESSION)[0]];
+        })->result();
+        $this->assertNotSame($session, $fresh, 'a new persistent connection in the child');
+        $this->assertNotSame($session, $inherited, 'the inherited persistent connection');
+        $this->assertSame($fresh, $inherited, 'the child\'s own persistent socket serves both');
+        $this->assertSame([$session], $c->evaluate(self::SESSION));
+        $this->assertSame(1, $conn->generation());
+        $c->close();
+    }
+
     public function testReplicaSetMembersReconnectInTheChild(): void
     {
         $uri = static::$server->uri();
