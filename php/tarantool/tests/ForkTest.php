@@ -11,6 +11,7 @@ use Ferry\Tarantool\Connection\Connection;
 use Ferry\Tarantool\Exception\ConnectionException;
 use Ferry\Tarantool\ReplicaSet;
 use Ferry\Tarantool\Tests\Support\Forked;
+use Ferry\Worker\Fork;
 
 /**
  * A connection used in a process forked after it connected (Ferry's pool.boot: fork forks
@@ -91,6 +92,7 @@ final class ForkTest extends TarantoolTestCase
                 'wrong' => $wrong,
                 'held' => $inherited,
                 'generation' => $conn->generation(),
+                'declared' => Fork::isReopened(\fstat($conn->stream())['ino']),
             ];
         });
         // Meanwhile, on the same client object and its own session.
@@ -103,6 +105,7 @@ final class ForkTest extends TarantoolTestCase
         $this->assertSame('failed', $report['held'][0], 'the parent\'s request in flight is not the child\'s to answer: ' . \json_encode($report['held']));
         $this->assertStringContainsString('before it forked this one', $report['held'][1]);
         $this->assertSame(2, $report['generation'], 'the child reconnected once');
+        $this->assertTrue($report['declared'], 'the child\'s socket is declared to the fork-server too');
 
         $c->evaluate('gate:broadcast()');
         $this->assertSame([$session], $held->await(), 'the held request answered the parent, on its session');
@@ -316,5 +319,16 @@ final class ForkTest extends TarantoolTestCase
         $this->assertContains($report['via'], $report['members']);
         $this->assertSame([], \array_intersect($report['members'], $parent), 'no member session shared with the parent');
         $this->assertSame($parent, $sessionsOf($set));
+    }
+
+    public function testEverySessionIsDeclaredToTheForkServer(): void
+    {
+        $blocking = $this->connection();
+        $blocking->connect();
+        $suspending = $this->connection();
+        Scheduler::run(static fn () => (new Client($suspending))->ping());
+        foreach (['blocking' => $blocking, 'from a Fiber' => $suspending] as $how => $conn) {
+            $this->assertTrue(Fork::isReopened(\fstat($conn->stream())['ino']), "the socket connected $how");
+        }
     }
 }

@@ -256,6 +256,10 @@ final class Connection implements Handler, Driver
     private function adopt(Socket $socket): void
     {
         $this->socket = $socket;
+        if (\class_exists(\Ferry\Worker\Fork::class)) {
+            // Lets Ferry's fork-server fork a zygote that holds this socket: see Forking.
+            \Ferry\Worker\Fork::reopens($socket->stream);
+        }
         $this->rbuf = $this->wbuf = '';
         $this->queued = $this->written = 0;
         $this->generation++;
