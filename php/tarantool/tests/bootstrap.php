@@ -3,6 +3,11 @@
 declare(strict_types=1);
 
 require __DIR__ . '/../autoload.php';
+// Only the tests load php/worker (ForkTest checks what Connection declares to its
+// fork-server); the package itself merely looks whether Ferry\Worker\Fork exists.
+if (is_file(__DIR__ . '/../../worker/autoload.php')) {
+    require_once __DIR__ . '/../../worker/autoload.php';
+}
 
 spl_autoload_register(static function (string $class): void {
     $prefix = 'Ferry\\Tarantool\\Tests\\';

@@ -32,10 +32,12 @@ use Ferry\Tarantool\Schema\Schema;
  * dropped and its reply, if it ever comes, is discarded by sync.
  *
  * Split by concern: this file has the lifecycle and request entry points, Multiplexing the
- * pipelined/loop side, RoundTrip the blocking single-request side.
+ * pipelined/loop side, RoundTrip the blocking single-request side, Forking what a process
+ * forked from the one that connected does (it connects anew, leaving the session alone).
  */
 final class Connection implements Handler, Driver
 {
+    use Forking;
     use Multiplexing;
     use RoundTrip;
 
@@ -82,6 +84,7 @@ final class Connection implements Handler, Driver
         $this->codec = $codec ?? new PureCodec();
         $this->encoder = new Encoder($this->codec);
         $this->schema = new Schema($this);
+        $this->owner = \getmypid();
     }
 
     public function codec(): Codec
@@ -96,6 +99,7 @@ final class Connection implements Handler, Driver
 
     public function isConnected(): bool
     {
+        $this->ownSession();
         return $this->socket !== null;
     }
 
@@ -117,16 +121,19 @@ final class Connection implements Handler, Driver
      */
     public function stream()
     {
+        $this->ownSession();
         return $this->socket?->stream;
     }
 
     public function inFlight(): int
     {
+        $this->ownSession();
         return \count($this->pending);
     }
 
     public function handle(Request $request): Response
     {
+        $this->ownSession();
         for ($attempt = 0; ; $attempt++) {
             try {
                 // Nothing else in flight and nobody to yield to: a plain blocking round trip,
@@ -158,6 +165,7 @@ final class Connection implements Handler, Driver
 
     public function send(Request $request): PendingRequest
     {
+        $this->ownSession();
         if ($this->socket === null) {
             $this->connect();
         }
@@ -213,6 +221,7 @@ final class Connection implements Handler, Driver
      */
     public function connect(): void
     {
+        $this->ownSession();
         if ($this->socket !== null) {
             return;
         }
@@ -247,6 +256,10 @@ final class Connection implements Handler, Driver
     private function adopt(Socket $socket): void
     {
         $this->socket = $socket;
+        if (\class_exists(\Ferry\Worker\Fork::class)) {
+            // Lets Ferry's fork-server fork a zygote that holds this socket: see Forking.
+            \Ferry\Worker\Fork::reopens($socket->stream);
+        }
         $this->rbuf = $this->wbuf = '';
         $this->queued = $this->written = 0;
         $this->generation++;
@@ -312,11 +325,14 @@ final class Connection implements Handler, Driver
     /** Fails every request in flight and closes the socket; the next request reconnects. */
     public function close(): void
     {
+        // In a forked child, only its copy of the socket is released, never shut down.
+        $this->ownSession();
         $this->disconnect(new ConnectionException('Connection closed by the client', $this->options->display));
     }
 
     public function block(Future $future): void
     {
+        $this->ownSession();
         try {
             $this->flush(true);
             while ($future->isPending()) {

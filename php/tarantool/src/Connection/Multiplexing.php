@@ -22,6 +22,7 @@ trait Multiplexing
     private function onFlush(): void
     {
         $this->flushQueued = false;
+        $this->ownSession();
         $this->flush();
         if ($this->pending !== [] && $this->watcher === null && $this->socket !== null) {
             $this->watch();
@@ -99,6 +100,10 @@ trait Multiplexing
 
     private function onReadable(): void
     {
+        if ($this->owner !== \getmypid()) {
+            $this->leaveInheritedSession();
+            return;
+        }
         $data = @\fread($this->socket->stream, 65536);
         if ($data === '' || $data === false) {
             $this->disconnect(new ConnectionException('Connection closed by peer ' . $this->options->display, $this->options->display, true));

@@ -32,6 +32,9 @@ trait RoundTrip
      */
     public function select(int $space, int $index, int $limit, int $offset, int $iterator, array $key): array
     {
+        if ($this->owner !== \getmypid()) {
+            $this->leaveInheritedSession();
+        }
         $socket = $this->socket;
         if ($socket === null || $iterator < 0 || $iterator > 11) {
             return $this->handle(RequestFactory::select($space, $key, $index, $limit, $offset, $iterator))->body[Iproto::DATA] ?? [];

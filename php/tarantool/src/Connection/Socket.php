@@ -23,6 +23,13 @@ final class Socket
     private const SMALL_WRITE = 65536;
     /** Current stream timeout in seconds (read-only outside this class). */
     public float $timeout = -1.0;
+    /**
+     * Persistent socket key => the process that last opened or reused it. PHP's list of
+     * persistent sockets is copied into a forked child, so stream_socket_client() there would
+     * hand back the parent's live socket under the same key.
+     * @var array<string, int>
+     */
+    private static array $persistentOwners = [];
 
     /** @param resource $stream */
     private function __construct($stream, public readonly ?Greeting $greeting, public readonly bool $reused)
@@ -37,14 +44,23 @@ final class Socket
     public static function open(Options $o): self
     {
         $deadline = \microtime(true) + $o->connectTimeout;
-        $stream = self::connect($o, $o->persistent ? $o->persistentAddress() : $o->address);
-        if ($o->persistent && \ftell($stream) > 0) {
-            if (self::isCleanReuse($stream, $o)) {
-                \stream_set_blocking($stream, true);
-                return new self($stream, null, true);
+        $key = $o->persistent ? $o->persistentAddress() : $o->address;
+        $stream = self::connect($o, $key);
+        if ($o->persistent) {
+            $pid = \getmypid();
+            $inherited = (self::$persistentOwners[$key] ?? $pid) !== $pid;
+            self::$persistentOwners[$key] = $pid;
+            // An inherited socket is not even peeked at: that could take a byte of the parent's.
+            if (\ftell($stream) > 0) {
+                if (!$inherited && self::isCleanReuse($stream, $o)) {
+                    \stream_set_blocking($stream, true);
+                    return new self($stream, null, true);
+                }
+                // Frees this process's descriptor and list entry only; no shutdown(), which
+                // would also end the session of the parent that owns an inherited socket.
+                \fclose($stream);
+                $stream = self::connect($o, $key);
             }
-            \fclose($stream);
-            $stream = self::connect($o, $o->persistentAddress());
         }
         $socket = new self($stream, null, false);
         try {
@@ -263,6 +279,17 @@ final class Socket
             }
         } finally {
             \stream_set_blocking($this->stream, true);
+        }
+    }
+
+    /**
+     * Closes this process's descriptor only, for a socket inherited through fork(): unlike
+     * close(), it leaves the connection up for the process that still uses it.
+     */
+    public function release(): void
+    {
+        if (\is_resource($this->stream)) {
+            @\fclose($this->stream);
         }
     }
 
