@@ -67,9 +67,9 @@ func (p *Pool) checkLimits() {
 	}
 	p.mu.Unlock()
 	for _, m := range mem { // /proc reads stay outside the lock
-		if rss := rss(m.pid); rss > m.w.set.MaxMemory {
+		if used, what := owned(m.pid); used > m.w.set.MaxMemory {
 			p.mu.Lock()
-			p.log.Warn("worker over max_memory", "pid", m.pid, "rss", rss, "max_memory", m.w.set.MaxMemory)
+			p.log.Warn("worker over max_memory", "pid", m.pid, what, used, "max_memory", m.w.set.MaxMemory)
 			p.retireLocked(m.w, "max_memory")
 			p.mu.Unlock()
 		}
@@ -119,7 +119,9 @@ type Info struct {
 	Jobs     uint64 // completed
 	Writes   uint64 // relay writes that carried them (and control frames)
 	InFlight int
-	RSS      uint64
+	RSS      uint64  // resident: counts the pages it shares with other processes in full
+	PSS      uint64  `json:",omitempty"` // proportional: each shared page divided among its sharers
+	USS      uint64  `json:",omitempty"` // unique: its private pages, what max_memory compares
 	CPU      float64 // seconds of CPU used, user and system
 	Started  time.Time
 	Reason   string `json:",omitempty"` // why a retiring worker is retiring
@@ -134,7 +136,11 @@ func (p *Pool) Workers() []Info {
 	}
 	p.mu.Unlock()
 	for i := range out { // the pids were read under p.mu: a starting worker sets its own
-		out[i].RSS = rss(out[i].PID)
+		if m, ok := readMemory(out[i].PID); ok {
+			out[i].RSS, out[i].PSS, out[i].USS = m.RSS, m.PSS, m.USS
+		} else {
+			out[i].RSS = rss(out[i].PID)
+		}
 		out[i].CPU = cpuSeconds(out[i].PID)
 	}
 	return out
