@@ -9,6 +9,7 @@ func (p *Pool) supervise() {
 	every := p.tick()
 	t := time.NewTicker(every)
 	defer t.Stop()
+	p.syncScale()
 	for {
 		select {
 		case <-p.stopped:
@@ -18,7 +19,8 @@ func (p *Pool) supervise() {
 		case <-p.kick:
 		}
 		p.maintain()
-		if d := p.tick(); d != every { // a reload changed ttl or idle_ttl
+		p.syncScale()                  // a reload may have changed the elastic settings
+		if d := p.tick(); d != every { // a reload changed ttl, idle_ttl or scale_down_after
 			every = d
 			t.Reset(d)
 		}
@@ -31,7 +33,11 @@ func (p *Pool) tick() time.Duration {
 	set := p.set
 	p.mu.Unlock()
 	d := time.Second
-	for _, l := range []time.Duration{set.TTL, set.IdleTTL} {
+	down := time.Duration(0)
+	if set.elastic() {
+		down = set.ScaleDownAfter
+	}
+	for _, l := range []time.Duration{set.TTL, set.IdleTTL, down} {
 		if l > 0 && l/4 < d {
 			d = max(l/4, 10*time.Millisecond)
 		}
@@ -47,6 +53,7 @@ func (p *Pool) checkLimits() {
 	var mem []probe
 	now := time.Now()
 	p.mu.Lock()
+	excess := p.shrinkableLocked()
 	for _, w := range p.workers {
 		if !w.state.accepts() {
 			continue
@@ -61,6 +68,10 @@ func (p *Pool) checkLimits() {
 			p.retireLocked(w, "ttl")
 		case w.set.IdleTTL > 0 && w.state == Ready && now.Sub(w.idleSince) >= w.set.IdleTTL:
 			p.retireLocked(w, "idle_ttl")
+		case excess > 0 && w.gen == p.gen && w.state == Ready && now.Sub(w.idleSince) >= p.set.ScaleDownAfter:
+			// Above the floor and idle: the pool shrinks (scale.go).
+			p.retireLocked(w, ReasonScaleDown)
+			excess--
 		case w.set.MaxMemory > 0:
 			mem = append(mem, probe{w, w.pid})
 		}
@@ -96,7 +107,7 @@ func (p *Pool) maintain() {
 		return
 	}
 	for ; n < p.set.NumWorkers; n++ {
-		w := p.addLocked(p.gen, p.set)
+		w := p.spawnLocked(SpawnReplace)
 		go func() {
 			if err := p.boot(w); err != nil {
 				p.log.Error("worker failed to start", "error", err, "retry_in", p.backoff())
@@ -147,7 +158,7 @@ func (p *Pool) Workers() []Info {
 }
 
 // Size is the configured number of workers per generation: the latest
-// reload's.
+// reload's (the floor of an elastic pool).
 func (p *Pool) Size() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
