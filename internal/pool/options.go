@@ -92,7 +92,7 @@ type Settings struct {
 	Dir            string
 	Env            []string
 	NumWorkers     int
-	MaxWorkers     int // 0, or at least NumWorkers (validated by Options.check)
+	MaxWorkers     int // elastic above NumWorkers; at or below it: fixed
 	ScaleUpAfter   time.Duration
 	ScaleDownAfter time.Duration
 	MaxJobs        int

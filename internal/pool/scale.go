@@ -64,10 +64,9 @@ type scaler struct {
 }
 
 func (o *Options) scaleDefaults() {
+	// MaxWorkers at or below NumWorkers leaves the pool fixed (elastic);
+	// config validation refuses it with a message.
 	o.ScaleUpAfter, o.ScaleDownAfter = scaleDurations(o.ScaleUpAfter, o.ScaleDownAfter)
-	if o.MaxWorkers > 0 && o.MaxWorkers < o.NumWorkers {
-		o.MaxWorkers = o.NumWorkers // fixed; config validation refuses it with a message
-	}
 }
 
 func scaleDurations(up, down time.Duration) (time.Duration, time.Duration) {
