@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -161,5 +163,36 @@ func TestFixedPoolIgnoresABurst(t *testing.T) {
 	}
 	if n := metric(t, s, "ferry_worker_spawns_total", "reason", "scale_up"); n != 0 {
 		t.Errorf("%v scale_up spawns in a fixed pool", n)
+	}
+}
+
+// max_memory compares what a worker owns: one that keeps 64 MiB of its own
+// is retired and replaced (PHP's memory_limit, which max_memory sets too, is
+// raised so that the request itself may grow).
+func TestMaxMemoryRetiresAWorkerThatKeepsMemory(t *testing.T) {
+	s := startFerry(t, appConfig("  max_memory: 48MiB\n  php:\n    ini:\n      memory_limit: 512M\n"))
+	resp, pid := get(t, s.url+"/grow?mib=64")
+	expectStatus(t, resp, pid, 200)
+	until(t, "the grown worker retired for max_memory", 10*time.Second, func() bool {
+		return metric(t, s, "ferry_worker_restarts_total", "reason", "max_memory") == 1
+	})
+	until(t, "it gone and replaced", 10*time.Second, func() bool {
+		var ws []pool.Info
+		if err := json.Unmarshal([]byte(s.adminGet(t, "/workers")), &ws); err != nil {
+			t.Fatal(err)
+		}
+		live := 0
+		for _, w := range ws {
+			if strconv.Itoa(w.PID) == pid {
+				return false
+			}
+			if w.State == "ready" || w.State == "working" {
+				live++
+			}
+		}
+		return live == 2
+	})
+	if !strings.Contains(s.logText(), "worker over max_memory") || !strings.Contains(s.logText(), "uss=") {
+		t.Errorf("the log does not say the worker's USS was over max_memory:\n%s", s.logText())
 	}
 }
