@@ -78,6 +78,9 @@ func parseRollup(b []byte) (Memory, bool) {
 		}
 		*dst += kb << 10
 	}
+	if !rssSeen {
+		return Memory{}, false
+	}
 	m.USS = private
-	return m, rssSeen
+	return m, true
 }

@@ -51,7 +51,8 @@ const (
 const ReasonScaleDown = "scale_down"
 
 // SpawnObserver is told how long each worker took from its start to its
-// handshake. An Options.Observer that implements it gets these too.
+// handshake. An Options.Observer that implements it gets these too, under
+// the pool's lock: it must not block.
 type SpawnObserver interface {
 	ObserveSpawn(time.Duration)
 }
