@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,7 +41,7 @@ func peak(p *Pool) (stop func() int) {
 // back to its floor, each extra worker retired for scale_down.
 func TestElasticPoolGrowsToMaxAndShrinksToFloor(t *testing.T) {
 	for _, depth := range []int{1, 4} { // queued for a worker; held for a busy one
-		t.Run("pipeline="+string(rune('0'+depth)), func(t *testing.T) {
+		t.Run(fmt.Sprintf("pipeline=%d", depth), func(t *testing.T) {
 			p := newPool(t, Options{NumWorkers: 2, MaxWorkers: 4, Pipeline: depth,
 				ScaleUpAfter: 10 * time.Millisecond, ScaleDownAfter: 300 * time.Millisecond})
 			most := peak(p)
