@@ -40,4 +40,5 @@ fuzz ./internal/observe FuzzTraceparent 3s &&
 fuzz ./internal/observe FuzzTracestate 3s &&
 fuzz ./internal/observe/otlp FuzzAppendRequest 5s &&
 fuzz ./internal/observe/otlp FuzzDecodeResponse 5s &&
-fuzz ./internal/observe/otlp FuzzParsePairs 3s
+fuzz ./internal/observe/otlp FuzzParsePairs 3s &&
+fuzz ./internal/pool FuzzParseRollup 3s

@@ -309,13 +309,14 @@ func TestReloadDuringRequestsLosesNone(t *testing.T) {
 	}
 	table, err := exec.Command(ferryBin, "workers", "-c", s.cfg).CombinedOutput()
 	live, retired, _ := strings.Cut(string(table), "RETIRED")
-	if err != nil || !strings.Contains(live, "CPU%") || strings.Contains(live, before+" ") ||
+	if err != nil || !strings.Contains(live, "CPU%") || !strings.Contains(live, "USS") || strings.Contains(live, before+" ") ||
 		!regexp.MustCompile(`(?m)^`+before+` +reload +\d+ `).MatchString(retired) {
 		t.Fatalf("ferry workers after reload: %v\n%s (old pid %s: retired for reload)", err, table, before)
 	}
 	js, err := exec.Command(ferryBin, "workers", "-c", s.cfg, "--json").Output()
 	var l workerList
-	if err != nil || json.Unmarshal(js, &l) != nil || len(l.Workers) != 2 || l.Workers[0].RSS == 0 || len(l.Retired) < 2 {
+	if err != nil || json.Unmarshal(js, &l) != nil || len(l.Workers) != 2 || l.Workers[0].RSS == 0 ||
+		l.Workers[0].USS == 0 || l.Workers[0].USS > l.Workers[0].PSS || l.Workers[0].PSS > l.Workers[0].RSS || len(l.Retired) < 2 {
 		t.Fatalf("ferry workers --json: %v\n%s", err, js)
 	}
 }

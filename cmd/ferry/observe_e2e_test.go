@@ -142,6 +142,14 @@ func TestPrometheusMetrics(t *testing.T) {
 	want("ferry_worker_restarts_total", 1, "reason", "crash")
 	want("ferry_worker_restarts_total", 1, "reason", "max_jobs")
 	want("ferry_workers", 0, "state", "ready")
+	want("ferry_worker_restarts_total", 0, "reason", "scale_down")
+	// The first generation, then a replacement for each worker gone.
+	want("ferry_worker_spawns_total", 1, "reason", "start")
+	want("ferry_worker_spawns_total", 2, "reason", "replace")
+	want("ferry_worker_spawns_total", 0, "reason", "scale_up")
+	want("ferry_worker_spawn_seconds", 3)
+	want("ferry_workers_uss_bytes", 1)
+	want("ferry_workers_pss_bytes", 1)
 	want("ferry_jobs_queued", 0)
 	want("go_goroutines", 1)
 	want("process_resident_memory_bytes", 1)
@@ -153,8 +161,13 @@ func TestPrometheusMetrics(t *testing.T) {
 			t.Errorf("%s is not a counter: %v", name, f.GetType())
 		}
 	}
-	if f := fams["ferry_worker_rss_bytes"]; f == nil || len(f.Metric) == 0 || f.Metric[0].Label[0].GetName() != "pid" {
-		t.Errorf("ferry_worker_rss_bytes has no sample per worker pid: %v", f)
+	for _, name := range []string{"ferry_worker_rss_bytes", "ferry_worker_pss_bytes", "ferry_worker_uss_bytes"} {
+		if f := fams[name]; f == nil || len(f.Metric) == 0 || f.Metric[0].Label[0].GetName() != "pid" {
+			t.Errorf("%s has no sample per worker pid: %v", name, f)
+		}
+	}
+	if f := fams["ferry_worker_spawns_total"]; f == nil || f.GetType() != dto.MetricType_COUNTER {
+		t.Errorf("ferry_worker_spawns_total is not a counter: %v", f)
 	}
 	// The socket serves the same registry.
 	if _, ok := sample(scrape(t, s.adminGet(t, "/metrics")), "ferry_jobs_total"); !ok {

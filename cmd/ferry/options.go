@@ -144,7 +144,8 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 	}
 	return pool.Options{
 		Protocol: workerProtocol(p.Protocol), Command: argv, Dir: p.Dir, Env: env, Relay: p.Relay,
-		NumWorkers: p.NumWorkers, MaxJobs: p.MaxJobs, TTL: p.TTL, IdleTTL: p.IdleTTL,
+		NumWorkers: p.NumWorkers, MaxWorkers: p.MaxWorkers, ScaleUpAfter: p.ScaleUpAfter, ScaleDownAfter: p.ScaleDownAfter,
+		MaxJobs: p.MaxJobs, TTL: p.TTL, IdleTTL: p.IdleTTL,
 		MaxMemory: uint64(p.MaxMemory), ExecTTL: p.ExecTTL, AllocateTimeout: p.AllocateTimeout,
 		DestroyTimeout: p.DestroyTimeout, QueueSize: p.QueueSize, Pipeline: depth, Concurrent: p.Fibers,
 		Fork:     p.Forked(),

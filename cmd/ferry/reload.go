@@ -63,7 +63,7 @@ func (r *reloader) read() (*config.Config, error) {
 // from next, and the keys where next differs from it otherwise: those need a
 // restart. The live keys are those that only shape a worker (its argv,
 // environment and working directory, its lifetime limits) and the number of
-// workers; what the pool shares between generations (relay, protocol, queue,
+// workers, elastic bounds included; what the pool shares between generations (relay, protocol, queue,
 // pipelining, Fiber mode, frame size) stays, as does everything outside pool.
 func liveChanges(running, next *config.Config) (*config.Config, []string) {
 	m := *running
@@ -71,6 +71,7 @@ func liveChanges(running, next *config.Config) (*config.Config, []string) {
 	p.Command, p.Dir, p.Env, p.PHP = n.Command, n.Dir, n.Env, n.PHP
 	p.NumWorkers, p.MaxJobs, p.TTL, p.IdleTTL, p.MaxMemory, p.ExecTTL, p.DestroyTimeout =
 		n.NumWorkers, n.MaxJobs, n.TTL, n.IdleTTL, n.MaxMemory, n.ExecTTL, n.DestroyTimeout
+	p.MaxWorkers, p.ScaleUpAfter, p.ScaleDownAfter = n.MaxWorkers, n.ScaleUpAfter, n.ScaleDownAfter
 	p.FiberReuse, p.Boot = n.FiberReuse, n.Boot
 	p.LeakWatch, p.LeakWatchEvery, p.LeakWatchWarmup, p.LeakWatchReplay =
 		n.LeakWatch, n.LeakWatchEvery, n.LeakWatchWarmup, n.LeakWatchReplay

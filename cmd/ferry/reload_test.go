@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ferry-php/ferry/internal/config"
 )
@@ -24,6 +25,8 @@ func TestLiveChanges(t *testing.T) {
 	next := mustConfig(t, `server: {address: "127.0.0.1:9"}
 pool:
   num_workers: 3
+  max_workers: 6
+  scale_down_after: 1m
   command: php b.php
   env: {A: b}
   exec_ttl: 5s
@@ -36,6 +39,7 @@ pool:
 		t.Fatalf("restart %q, want %q", restart, want)
 	}
 	if m.Server.Address != running.Server.Address || m.Pool.Fibers || m.Pool.NumWorkers != 3 ||
+		m.Pool.MaxWorkers != 6 || m.Pool.ScaleDownAfter != time.Minute ||
 		m.Pool.Command[1] != "b.php" || m.Pool.Env["A"] != "b" || m.Pool.PHP.Ini["memory_limit"] != "1G" {
 		t.Fatalf("merged: %+v %+v", m.Server.Address, m.Pool)
 	}

@@ -59,7 +59,7 @@ func getJSON(c *http.Client, path string, v any) error {
 // started, over one core.
 func printWorkers(w io.Writer, l workerList, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PID\tSTATE\tJOBS\tIN FLIGHT\tCPU%\tRSS\tUPTIME\tREASON")
+	fmt.Fprintln(tw, "PID\tSTATE\tJOBS\tIN FLIGHT\tCPU%\tRSS\tPSS\tUSS\tUPTIME\tREASON")
 	for _, x := range l.Workers {
 		up := now.Sub(x.Started)
 		cpu := 0.0
@@ -70,8 +70,8 @@ func printWorkers(w io.Writer, l workerList, now time.Time) error {
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.1f\t%.1f MiB\t%s\t%s\n", x.PID, x.State, x.Jobs, x.InFlight,
-			cpu, float64(x.RSS)/(1<<20), up.Round(time.Second), reason)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\n", x.PID, x.State, x.Jobs, x.InFlight,
+			cpu, mib(x.RSS), mib(x.PSS), mib(x.USS), up.Round(time.Second), reason)
 	}
 	if len(l.Retired) > 0 {
 		fmt.Fprintln(tw, "\nRETIRED\tREASON\tJOBS\tLIVED\tENDED")
@@ -82,4 +82,13 @@ func printWorkers(w io.Writer, l workerList, now time.Time) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// mib shows a memory figure; "-" for one /proc did not give (PSS and USS
+// need smaps_rollup, Linux 4.14).
+func mib(n uint64) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

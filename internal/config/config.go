@@ -131,6 +131,9 @@ type PoolConfig struct {
 	Protocol        string            `yaml:"protocol"` // ferry or roadrunner (rr.go)
 	Boot            string            `yaml:"boot"`     // fork or exec (Forked)
 	NumWorkers      int               `yaml:"num_workers"`
+	MaxWorkers      int               `yaml:"max_workers"` // 0: fixed at num_workers; else num_workers is the floor
+	ScaleUpAfter    time.Duration     `yaml:"scale_up_after"`
+	ScaleDownAfter  time.Duration     `yaml:"scale_down_after"`
 	MaxJobs         int               `yaml:"max_jobs"`
 	TTL             time.Duration     `yaml:"ttl"`
 	IdleTTL         time.Duration     `yaml:"idle_ttl"`
@@ -242,6 +245,8 @@ func Default() *Config {
 			Relay:           RelayPipes,
 			Protocol:        ProtocolFerry,
 			Boot:            BootFork,
+			ScaleUpAfter:    10 * time.Millisecond,
+			ScaleDownAfter:  10 * time.Second,
 			ExecTTL:         60 * time.Second,
 			AllocateTimeout: 60 * time.Second,
 			DestroyTimeout:  5 * time.Second,

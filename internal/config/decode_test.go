@@ -13,6 +13,8 @@ func TestUnknownKeys(t *testing.T) {
 		{"pool:\n  max-jobs: 3\n", "ferry.yaml:2: pool.max-jobs: unknown key (did you mean max_jobs?)"},
 		{"pool:\n  Pipeline: 3\n", "ferry.yaml:2: pool.Pipeline: unknown key (did you mean pipeline?)"},
 		{"pool:\n  num_wokrers: 3\n", "ferry.yaml:2: pool.num_wokrers: unknown key (did you mean num_workers?)"},
+		{"pool:\n  max-workers: 8\n", "ferry.yaml:2: pool.max-workers: unknown key (did you mean max_workers?)"},
+		{"pool:\n  scale_down: 5s\n", "ferry.yaml:2: pool.scale_down: unknown key (did you mean scale_down_after?)"},
 		{"pool:\n  php:\n    opcahce: true\n", "ferry.yaml:3: pool.php.opcahce: unknown key (did you mean opcache?)"},
 		{"pool:\n  respawn_backof: {min: 1s}\n", "ferry.yaml:2: pool.respawn_backof: unknown key (did you mean respawn_backoff?)"},
 		{"server:\n  static:\n    forbidden: []\n", "ferry.yaml:3: server.static.forbidden: unknown key (did you mean forbid?)"},

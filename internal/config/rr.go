@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -314,13 +315,28 @@ func (r *rrReader) http(n *yaml.Node, path string, cfg *Config) {
 			})
 		},
 		"pool": func(n *yaml.Node, path string) {
+			// RoadRunner's dynamic_allocator.max_workers counts the workers
+			// added to num_workers; Ferry's max_workers counts them all.
+			extra := 0
+			dynamic := map[string]func(*yaml.Node, string){
+				"max_workers":  func(n *yaml.Node, path string) { r.num(n, path, func(i int) { extra = i }) },
+				"idle_timeout": func(n *yaml.Node, path string) { r.dur(n, path, func(d time.Duration) { p.ScaleDownAfter = d }) },
+			}
 			r.fields(n, path, map[string]func(*yaml.Node, string){
-				"num_workers":      func(n *yaml.Node, path string) { r.num(n, path, func(i int) { p.NumWorkers = i }) },
-				"max_jobs":         func(n *yaml.Node, path string) { r.num(n, path, func(i int) { p.MaxJobs = i }) },
-				"allocate_timeout": func(n *yaml.Node, path string) { r.dur(n, path, func(d time.Duration) { p.AllocateTimeout = d }) },
-				"destroy_timeout":  func(n *yaml.Node, path string) { r.dur(n, path, func(d time.Duration) { p.DestroyTimeout = d }) },
-				"supervisor":       func(n *yaml.Node, path string) { r.fields(n, path, supervisor) },
+				"num_workers":       func(n *yaml.Node, path string) { r.num(n, path, func(i int) { p.NumWorkers = i }) },
+				"max_jobs":          func(n *yaml.Node, path string) { r.num(n, path, func(i int) { p.MaxJobs = i }) },
+				"allocate_timeout":  func(n *yaml.Node, path string) { r.dur(n, path, func(d time.Duration) { p.AllocateTimeout = d }) },
+				"destroy_timeout":   func(n *yaml.Node, path string) { r.dur(n, path, func(d time.Duration) { p.DestroyTimeout = d }) },
+				"supervisor":        func(n *yaml.Node, path string) { r.fields(n, path, supervisor) },
+				"dynamic_allocator": func(n *yaml.Node, path string) { r.fields(n, path, dynamic) },
 			})
+			if extra > 0 {
+				floor := p.NumWorkers
+				if floor == 0 {
+					floor = runtime.NumCPU()
+				}
+				p.MaxWorkers = floor + extra
+			}
 		},
 		"ssl": func(n *yaml.Node, path string) {
 			s.TLS.Address = ":443" // RoadRunner's default

@@ -29,6 +29,10 @@ http:
     max_jobs: 500
     allocate_timeout: 20s
     destroy_timeout: 3s
+    dynamic_allocator:
+      max_workers: 6
+      spawn_rate: 2
+      idle_timeout: 30s
     supervisor:
       watch_tick: 1s
       ttl: 1h
@@ -64,6 +68,8 @@ func TestRoadRunnerSubsetMapsOntoFerry(t *testing.T) {
 		{"frame fits the body", p.MaxFrameSize >= s.MaxBodySize, true},
 		{"num_workers", p.NumWorkers, 4},
 		{"max_jobs", p.MaxJobs, 500},
+		{"dynamic_allocator.max_workers, on top of num_workers", p.MaxWorkers, 10},
+		{"dynamic_allocator.idle_timeout", p.ScaleDownAfter, 30 * time.Second},
 		{"allocate_timeout", p.AllocateTimeout, 20 * time.Second},
 		{"destroy_timeout", p.DestroyTimeout, 3 * time.Second},
 		{"ttl", p.TTL, time.Hour},
@@ -78,7 +84,7 @@ func TestRoadRunnerSubsetMapsOntoFerry(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
 		}
 	}
-	want := "rpc, kv, jobs, logs.mode, http.middleware.headers, http.static.forbid, http.pool.supervisor.watch_tick"
+	want := "rpc, kv, jobs, logs.mode, http.middleware.headers, http.static.forbid, http.pool.dynamic_allocator.spawn_rate, http.pool.supervisor.watch_tick"
 	if got := strings.Join(ignored, ", "); got != want {
 		t.Errorf("ignored: %s\nwant:    %s", got, want)
 	}

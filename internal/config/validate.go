@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -235,6 +236,7 @@ func (k *checker) pool(p *PoolConfig, s *ServerConfig) {
 	k.protocol(p)
 	k.oneOf("pool.boot", p.Boot, []string{BootExec, BootFork})
 	k.intRange("pool.num_workers", p.NumWorkers, 0, maxWorkers)
+	k.elastic(p)
 	if p.MaxJobs < 0 {
 		k.err("pool.max_jobs", "must be >= 0, got %d", p.MaxJobs)
 	}
@@ -346,4 +348,25 @@ func (k *checker) tls(s *ServerConfig) {
 		}
 	}
 	k.intRange("server.http2.max_concurrent_streams", s.HTTP2.MaxConcurrentStreams, 1, 10000)
+}
+
+// elastic checks the elastic pool's keys: num_workers is its floor, so
+// max_workers below it would make a pool that cannot be.
+func (k *checker) elastic(p *PoolConfig) {
+	k.intRange("pool.max_workers", p.MaxWorkers, 0, maxWorkers)
+	k.posDur("pool.scale_up_after", p.ScaleUpAfter)
+	k.posDur("pool.scale_down_after", p.ScaleDownAfter)
+	if p.MaxWorkers <= 0 || p.MaxWorkers > maxWorkers {
+		return
+	}
+	floor := fmt.Sprintf("num_workers (%d)", p.NumWorkers)
+	n := p.NumWorkers
+	if n == 0 {
+		n = runtime.NumCPU()
+		floor = fmt.Sprintf("num_workers (0: one per CPU, %d here)", n)
+	}
+	if p.MaxWorkers < n {
+		k.at([]string{"pool.max_workers", "pool.num_workers"},
+			"max_workers %d is below %s, the pool's floor: max_workers is how far the pool may grow (0: it stays at num_workers)", p.MaxWorkers, floor)
+	}
 }

@@ -33,6 +33,10 @@ var classes = [...]string{"other", "1xx", "2xx", "3xx", "4xx", "5xx"}
 // latency buckets span a hello-world request (tens of µs) to exec_ttl's scale.
 var latency = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
+// boots span a worker forked from a booted one (a millisecond or two) to a
+// framework booted from exec (hundreds of ms) and one that hangs in its boot.
+var boots = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
+
 // Metrics is safe for concurrent use. Recording a request touches only
 // counters and histograms resolved in advance: atomics, no map or lock.
 type Metrics struct {
@@ -41,6 +45,7 @@ type Metrics struct {
 	duration prometheus.Histogram
 	wait     prometheus.Histogram
 	run      prometheus.Histogram
+	spawn    prometheus.Histogram
 	in, out  prometheus.Counter
 }
 
@@ -62,9 +67,11 @@ func NewMetrics() *Metrics {
 	m.duration = hist("ferry_http_request_duration_seconds", "Time from a request's headers being read to its answer being ready to write.")
 	m.wait = hist("ferry_job_wait_seconds", "Time a job waited before PHP started on it: for a worker, or behind another job on its worker.")
 	m.run = hist("ferry_job_php_seconds", "Time PHP spent on a job, from when it could start on it to its answer.")
+	m.spawn = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ferry_worker_spawn_seconds",
+		Help: "Time from a worker's start to its handshake, for every worker that became ready.", Buckets: boots})
 	m.in = prometheus.NewCounter(prometheus.CounterOpts{Name: "ferry_http_request_body_bytes_total", Help: "Request body bytes received (declared Content-Length)."})
 	m.out = prometheus.NewCounter(prometheus.CounterOpts{Name: "ferry_http_response_body_bytes_total", Help: "Response body bytes sent."})
-	m.reg.MustRegister(rv, m.duration, m.wait, m.run, m.in, m.out,
+	m.reg.MustRegister(rv, m.duration, m.wait, m.run, m.spawn, m.in, m.out,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -89,6 +96,9 @@ func (m *Metrics) ObserveJob(t pool.Timing) {
 	m.wait.Observe(t.Wait.Seconds())
 	m.run.Observe(t.Run.Seconds())
 }
+
+// ObserveSpawn makes Metrics a pool.SpawnObserver.
+func (m *Metrics) ObserveSpawn(d time.Duration) { m.spawn.Observe(d.Seconds()) }
 
 // request records one answered request.
 func (m *Metrics) request(method []byte, status int, in, out int64, d time.Duration) {
@@ -130,6 +140,11 @@ var (
 	dWorkers  = prometheus.NewDesc("ferry_workers", "Workers by state.", []string{"state"}, nil)
 	dRSS      = prometheus.NewDesc("ferry_worker_rss_bytes", "Resident memory of each live worker.", []string{"pid"}, nil)
 	dRSSAll   = prometheus.NewDesc("ferry_workers_rss_bytes", "Resident memory of all live workers together.", nil, nil)
+	dPSS      = prometheus.NewDesc("ferry_worker_pss_bytes", "Proportional memory of each live worker: shared pages divided among their sharers.", []string{"pid"}, nil)
+	dPSSAll   = prometheus.NewDesc("ferry_workers_pss_bytes", "Proportional memory of all live workers together.", nil, nil)
+	dUSS      = prometheus.NewDesc("ferry_worker_uss_bytes", "Memory only each live worker maps, what pool.max_memory compares.", []string{"pid"}, nil)
+	dUSSAll   = prometheus.NewDesc("ferry_workers_uss_bytes", "Memory only the live workers map, summed.", nil, nil)
+	dSpawns   = prometheus.NewDesc("ferry_worker_spawns_total", "Workers started, by reason.", []string{"reason"}, nil)
 	dCPU      = prometheus.NewDesc("ferry_worker_cpu_seconds_total", "CPU time used by each live worker.", []string{"pid"}, nil)
 	dRestarts = prometheus.NewDesc("ferry_worker_restarts_total", "Workers that exited, by reason.", []string{"reason"}, nil)
 	dBatch    = prometheus.NewDesc("ferry_batch_limit", "Jobs the next write to a sequential worker may carry (pool.pipeline).", nil, nil)
@@ -144,7 +159,10 @@ var workerStates = []string{"starting", "ready", "working", "retiring", "stoppin
 
 // restartReasons are always exported too, for the same reason.
 var restartReasons = []string{pool.ReasonCrash, pool.ReasonBootFailed, pool.ReasonExecTTL, pool.ReasonMaxJobs,
-	pool.ReasonTTL, pool.ReasonIdleTTL, pool.ReasonMaxMemory, pool.ReasonReload, pool.ReasonReloadFail, pool.ReasonAsked, pool.ReasonShutdown}
+	pool.ReasonTTL, pool.ReasonIdleTTL, pool.ReasonMaxMemory, pool.ReasonReload, pool.ReasonReloadFail, pool.ReasonAsked, pool.ReasonShutdown, pool.ReasonScaleDown}
+
+// spawnReasons are always exported too.
+var spawnReasons = []string{pool.SpawnStart, pool.SpawnReload, pool.SpawnReplace, pool.SpawnScaleUp}
 
 // Describe sends nothing: the pool's metrics are unchecked, as their label
 // values (pids) are only known at scrape time.
@@ -165,14 +183,21 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range restartReasons {
 		counter(dRestarts, float64(s.Restarts[r]), r)
 	}
+	for _, r := range spawnReasons {
+		counter(dSpawns, float64(s.Spawns[r]), r)
+	}
 	states := map[string]int{}
-	var all uint64
+	var all, pss, uss uint64
 	for _, w := range c.src.Workers() {
 		states[w.State]++
-		all += w.RSS
+		all, pss, uss = all+w.RSS, pss+w.PSS, uss+w.USS
 		if w.PID != 0 {
 			pid := strconv.Itoa(w.PID)
 			gauge(dRSS, float64(w.RSS), pid)
+			if w.USS > 0 { // 0: smaps_rollup unreadable, not a worker using nothing
+				gauge(dPSS, float64(w.PSS), pid)
+				gauge(dUSS, float64(w.USS), pid)
+			}
 			counter(dCPU, w.CPU, pid)
 		}
 	}
@@ -180,6 +205,8 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(dWorkers, float64(states[st]), st)
 	}
 	gauge(dRSSAll, float64(all))
+	gauge(dPSSAll, float64(pss))
+	gauge(dUSSAll, float64(uss))
 	limit, per := c.src.BatchLimit()
 	gauge(dBatch, float64(limit))
 	gauge(dJobEst, per.Seconds())

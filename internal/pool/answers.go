@@ -178,7 +178,7 @@ func (w *Worker) settle(batch []frame.Frame, owner []*job, now time.Time) []*job
 	}
 	if len(batch) > 0 && w.sent == 0 && w.hooks == 0 && !w.dead && seq && w.pool.unsent.Load() > int64(w.unsent.Load()) {
 		w.mu.Unlock()
-		w.pool.steal(w)
+		w.pool.steal(w, w.pool.opt.Pipeline)
 		w.mu.Lock()
 	}
 	switch {

@@ -192,10 +192,10 @@ func (p *Pool) dispatchLocked() {
 // sent, unsent jobs of the busy worker holding the most, for its caller to
 // write. Those jobs were only waiting for their worker to finish what it runs,
 // which may be a slow job, while w is free now. Jobs once written stay where
-// they are.
-func (p *Pool) steal(w *Worker) {
+// they are. It takes at most limit of them, and no more than the pipeline depth.
+func (p *Pool) steal(w *Worker, limit int) {
 	p.mu.Lock()
-	room := p.depth() - w.occupied()
+	room := min(p.depth(), limit) - w.occupied()
 	if w.set.MaxJobs > 0 {
 		room = min(room, w.set.MaxJobs-w.dispatched)
 	}

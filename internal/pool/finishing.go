@@ -49,7 +49,7 @@ func (w *Worker) hooksDone(owner []*job) []*job {
 	p.dispatchLocked()
 	p.mu.Unlock()
 	if free && p.unsent.Load() > 0 {
-		p.steal(w)
+		p.steal(w, p.opt.Pipeline)
 	}
 	return w.settle(nil, owner[:0], now)
 }

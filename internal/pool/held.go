@@ -19,6 +19,7 @@ const goneEvery = 50 * time.Millisecond
 
 // watchHeld makes sure the watch runs; called whenever a job is left waiting.
 func (p *Pool) watchHeld() {
+	p.scaleHint()
 	if !p.heldWatch.Load() && p.heldWatch.CompareAndSwap(false, true) {
 		go p.heldLoop()
 	}

@@ -57,6 +57,7 @@ const (
 	ReasonReloadFail = "reload_failed" // a new generation that did not fully boot
 	ReasonAsked      = "worker_stop"   // the worker sent {"stop":true}
 	ReasonShutdown   = "shutdown"
+	// ReasonScaleDown (scale.go) is one more.
 )
 
 // Retired is a worker that has exited, for `ferry workers`.
@@ -75,7 +76,8 @@ const recentRetired = 16
 type history struct {
 	jobs, writes uint64 // of the workers gone, so totals never go down
 	restarts     map[string]uint64
-	recent       []Retired // oldest first
+	spawns       map[string]uint64 // workers started, by Spawn reason (scale.go)
+	recent       []Retired         // oldest first
 }
 
 // endLocked records a worker that has exited.
@@ -98,6 +100,7 @@ type Stats struct {
 	Jobs     uint64            // answered, by every worker that ever ran
 	Writes   uint64            // relay writes that carried them; Jobs/Writes is the batching achieved
 	Restarts map[string]uint64 // workers that exited, by reason
+	Spawns   map[string]uint64 // workers started, by Spawn reason
 	Queued   int
 	InFlight int
 	Retired  []Retired // the latest, oldest first
@@ -112,6 +115,10 @@ func (p *Pool) Stats() Stats {
 		Queued: len(p.waitq) + int(p.unsent.Load()), Retired: append([]Retired(nil), p.history.recent...)}
 	for k, v := range p.history.restarts {
 		s.Restarts[k] = v
+	}
+	s.Spawns = make(map[string]uint64, len(p.history.spawns))
+	for k, v := range p.history.spawns {
+		s.Spawns[k] = v
 	}
 	for _, w := range p.workers {
 		s.Jobs += w.done.Load()

@@ -21,19 +21,24 @@ type Options struct {
 	MaxJobs         int      // retire a worker after this many jobs
 	TTL             time.Duration
 	IdleTTL         time.Duration
-	MaxMemory       uint64 // RSS bytes
+	MaxMemory       uint64 // bytes the worker owns (USS), RSS where unknown
 	ExecTTL         time.Duration
 	AllocateTimeout time.Duration
 	DestroyTimeout  time.Duration
-	QueueSize       int  // jobs waiting for a free worker; beyond: ErrQueueFull
-	Pipeline        int  // jobs in flight per worker
-	Concurrent      bool // workers run their jobs at once (Fiber mode), not in order
-	Fork            bool // Settings.Fork
-	MaxFrame        uint32
-	BackoffMin      time.Duration
-	BackoffMax      time.Duration
-	Logger          *slog.Logger
-	Observer        Observer // told every answered job's timing; nil: none
+	QueueSize       int // jobs waiting for a free worker; beyond: ErrQueueFull
+	// MaxWorkers > NumWorkers makes the pool elastic (scale.go): NumWorkers
+	// is then its floor. 0: the pool stays at NumWorkers.
+	MaxWorkers     int
+	ScaleUpAfter   time.Duration // how long a job waits before one more worker starts
+	ScaleDownAfter time.Duration // how long a worker above the floor idles before it retires
+	Pipeline       int           // jobs in flight per worker
+	Concurrent     bool          // workers run their jobs at once (Fiber mode), not in order
+	Fork           bool          // Settings.Fork
+	MaxFrame       uint32
+	BackoffMin     time.Duration
+	BackoffMax     time.Duration
+	Logger         *slog.Logger
+	Observer       Observer // told every answered job's timing; nil: none
 	// SpoolDir is where each worker gets a directory of its own, named to it
 	// in FERRY_SPOOL_DIR and removed once it has exited (spool.go); "": none.
 	SpoolDir string
@@ -76,6 +81,7 @@ func (o *Options) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.scaleDefaults()
 }
 
 // Settings are the Options a reload may change (ReloadWith). They belong to a
@@ -87,6 +93,9 @@ type Settings struct {
 	Dir            string
 	Env            []string
 	NumWorkers     int
+	MaxWorkers     int // elastic above NumWorkers; at or below it: fixed
+	ScaleUpAfter   time.Duration
+	ScaleDownAfter time.Duration
 	MaxJobs        int
 	TTL            time.Duration
 	IdleTTL        time.Duration
@@ -102,6 +111,7 @@ type Settings struct {
 func (o Options) Settings() Settings {
 	return Settings{
 		Command: o.Command, Dir: o.Dir, Env: o.Env, NumWorkers: o.NumWorkers, MaxJobs: o.MaxJobs,
+		MaxWorkers: o.MaxWorkers, ScaleUpAfter: o.ScaleUpAfter, ScaleDownAfter: o.ScaleDownAfter,
 		TTL: o.TTL, IdleTTL: o.IdleTTL, MaxMemory: o.MaxMemory, ExecTTL: o.ExecTTL, DestroyTimeout: o.DestroyTimeout,
 		Fork: o.Fork,
 	}
@@ -114,4 +124,5 @@ func (s *Settings) defaults() {
 	if s.DestroyTimeout <= 0 {
 		s.DestroyTimeout = 5 * time.Second
 	}
+	s.ScaleUpAfter, s.ScaleDownAfter = scaleDurations(s.ScaleUpAfter, s.ScaleDownAfter)
 }

@@ -45,6 +45,7 @@ type Pool struct {
 	reloads   reloads
 	history   history // counters and retired workers, for metrics
 	zyg       zygotes // Settings.Fork: each generation's zygote (fork.go)
+	scale     scaler  // the elastic pool (scale.go)
 
 	// endStreams is set once the server drains: streamed answers are told to end.
 	endStreams atomic.Bool
@@ -106,6 +107,7 @@ func New(opt Options) (*Pool, error) {
 
 func (p *Pool) addGenerationLocked(gen int, set *Settings) []*Worker {
 	ws := make([]*Worker, set.NumWorkers)
+	p.countSpawnsLocked(generationSpawn(gen), len(ws))
 	for i := range ws {
 		ws[i] = p.addLocked(gen, set)
 	}
@@ -181,6 +183,7 @@ func (p *Pool) boot(w *Worker) error {
 	}
 	p.setState(w, Ready)
 	w.idleSince = time.Now()
+	p.spawned(w.idleSince.Sub(w.created))
 	p.log.Info("worker ready", "pid", w.pid, "boot", time.Since(w.created).Round(time.Millisecond))
 	p.dispatchLocked()
 	return nil

@@ -9,6 +9,7 @@ func (p *Pool) supervise() {
 	every := p.tick()
 	t := time.NewTicker(every)
 	defer t.Stop()
+	p.syncScale()
 	for {
 		select {
 		case <-p.stopped:
@@ -18,7 +19,8 @@ func (p *Pool) supervise() {
 		case <-p.kick:
 		}
 		p.maintain()
-		if d := p.tick(); d != every { // a reload changed ttl or idle_ttl
+		p.syncScale()                  // a reload may have changed the elastic settings
+		if d := p.tick(); d != every { // a reload changed ttl, idle_ttl or scale_down_after
 			every = d
 			t.Reset(d)
 		}
@@ -31,7 +33,11 @@ func (p *Pool) tick() time.Duration {
 	set := p.set
 	p.mu.Unlock()
 	d := time.Second
-	for _, l := range []time.Duration{set.TTL, set.IdleTTL} {
+	down := time.Duration(0)
+	if set.elastic() {
+		down = set.ScaleDownAfter
+	}
+	for _, l := range []time.Duration{set.TTL, set.IdleTTL, down} {
 		if l > 0 && l/4 < d {
 			d = max(l/4, 10*time.Millisecond)
 		}
@@ -47,6 +53,7 @@ func (p *Pool) checkLimits() {
 	var mem []probe
 	now := time.Now()
 	p.mu.Lock()
+	excess := p.shrinkableLocked()
 	for _, w := range p.workers {
 		if !w.state.accepts() {
 			continue
@@ -61,15 +68,19 @@ func (p *Pool) checkLimits() {
 			p.retireLocked(w, "ttl")
 		case w.set.IdleTTL > 0 && w.state == Ready && now.Sub(w.idleSince) >= w.set.IdleTTL:
 			p.retireLocked(w, "idle_ttl")
+		case excess > 0 && w.gen == p.gen && w.state == Ready && now.Sub(w.idleSince) >= p.set.ScaleDownAfter:
+			// Above the floor and idle: the pool shrinks (scale.go).
+			p.retireLocked(w, ReasonScaleDown)
+			excess--
 		case w.set.MaxMemory > 0:
 			mem = append(mem, probe{w, w.pid})
 		}
 	}
 	p.mu.Unlock()
 	for _, m := range mem { // /proc reads stay outside the lock
-		if rss := rss(m.pid); rss > m.w.set.MaxMemory {
+		if used, what := owned(m.pid); used > m.w.set.MaxMemory {
 			p.mu.Lock()
-			p.log.Warn("worker over max_memory", "pid", m.pid, "rss", rss, "max_memory", m.w.set.MaxMemory)
+			p.log.Warn("worker over max_memory", "pid", m.pid, what, used, "max_memory", m.w.set.MaxMemory)
 			p.retireLocked(m.w, "max_memory")
 			p.mu.Unlock()
 		}
@@ -96,7 +107,7 @@ func (p *Pool) maintain() {
 		return
 	}
 	for ; n < p.set.NumWorkers; n++ {
-		w := p.addLocked(p.gen, p.set)
+		w := p.spawnLocked(SpawnReplace)
 		go func() {
 			if err := p.boot(w); err != nil {
 				p.log.Error("worker failed to start", "error", err, "retry_in", p.backoff())
@@ -119,7 +130,9 @@ type Info struct {
 	Jobs     uint64 // completed
 	Writes   uint64 // relay writes that carried them (and control frames)
 	InFlight int
-	RSS      uint64
+	RSS      uint64  // resident: counts the pages it shares with other processes in full
+	PSS      uint64  `json:",omitempty"` // proportional: each shared page divided among its sharers
+	USS      uint64  `json:",omitempty"` // unique: its private pages, what max_memory compares
 	CPU      float64 // seconds of CPU used, user and system
 	Started  time.Time
 	Reason   string `json:",omitempty"` // why a retiring worker is retiring
@@ -134,14 +147,18 @@ func (p *Pool) Workers() []Info {
 	}
 	p.mu.Unlock()
 	for i := range out { // the pids were read under p.mu: a starting worker sets its own
-		out[i].RSS = rss(out[i].PID)
+		if m, ok := readMemory(out[i].PID); ok {
+			out[i].RSS, out[i].PSS, out[i].USS = m.RSS, m.PSS, m.USS
+		} else {
+			out[i].RSS = rss(out[i].PID)
+		}
 		out[i].CPU = cpuSeconds(out[i].PID)
 	}
 	return out
 }
 
 // Size is the configured number of workers per generation: the latest
-// reload's.
+// reload's (the floor of an elastic pool).
 func (p *Pool) Size() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -54,6 +54,18 @@ $worker->run(static function (Request $r) use (&$counter): Response {
             return Response::text((string)getenv((string)($r->query()['name'] ?? '')));
         case '/pid':
             return Response::text((string)getmypid());
+        case '/grow':
+            // Keeps ?mib= MiB of its own (private, written pages) for the
+            // worker's life; answers its pid.
+            static $kept = [];
+            $kept[] = str_repeat('x', (int)($r->query()['mib'] ?? 0) << 20);
+            return Response::text((string)getmypid());
+        case '/hold':
+            // Answers (its pid) once the test creates the file: a slow
+            // request whose end the test decides. At most 30 s.
+            $gate = (string)($r->query()['file'] ?? '');
+            for ($i = 0; $gate !== '' && !file_exists($gate) && $i < 15000; $i++) { usleep(2000); clearstatcache(); }
+            return Response::text((string)getmypid());
         case '/stdout':
             // What a "log to stdout" handler does: it must not reach the relay.
             fwrite(STDOUT, "<!DOCTYPE html><p>log line on stdout</p>\n");
