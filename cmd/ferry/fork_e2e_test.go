@@ -38,6 +38,7 @@ pool:
 type who struct {
 	PID, PPID, Boot, Late int
 	FirstRand             int64 `json:"first_rand"`
+	Warm                  bool
 }
 
 func fetchJSON(t testing.TB, url string, v any) {
@@ -310,4 +311,84 @@ func TestForkReloadUnderLoad(t *testing.T) {
 	if w.Boot != zygotePIDs(s)[1] {
 		t.Errorf("after the reload a worker booted in %d, want the new zygote %d", w.Boot, zygotePIDs(s)[1])
 	}
+}
+
+var moldLine = regexp.MustCompile(`refork: a warm worker's state is the generation's mold now" worker=(\d+) mold=(\d+)`)
+
+// refork_after: a warm worker becomes the generation's mold, the workers
+// forked before are replaced from it one at a time, under load, and the new
+// ones start with what it had loaded lazily; the worker itself goes on.
+func TestForkReforkSharesAWarmWorker(t *testing.T) {
+	s := startFerry(t, forkConfig("  refork_after: 40\n"))
+	stop := make(chan struct{})
+	ok, failed, wait := load(s.url+"/warm", 4, stop)
+	var mold int
+	until(t, "a refork", 20*time.Second, func() bool {
+		m := moldLine.FindStringSubmatch(s.logText())
+		if m != nil {
+			mold, _ = strconv.Atoi(m[2])
+		}
+		return m != nil
+	})
+	until(t, "every worker forked from the mold", 20*time.Second, func() bool {
+		ws := s.workers(t)
+		for _, w := range ws {
+			if w.State != "ready" && w.State != "working" {
+				return false
+			}
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(w.PID) + "/stat")
+			if err != nil {
+				return false
+			}
+			f := strings.Fields(string(b)[strings.LastIndexByte(string(b), ')')+2:])
+			if ppid, _ := strconv.Atoi(f[1]); ppid != mold {
+				return false
+			}
+		}
+		return len(ws) == 2
+	})
+	close(stop)
+	wait()
+	if n := failed.Load(); n != 0 {
+		t.Errorf("%d requests failed (of %d) across the refork", n, ok.Load()+n)
+	}
+	for pid, raw := range eachWorker(t, s, "/who") {
+		var w who
+		json.Unmarshal(raw, &w)
+		if w.PPID != mold || !w.Warm {
+			t.Errorf("worker %d: parent %d (mold %d), warm %v: want forked from the mold with its lazily loaded class", pid, w.PPID, mold, w.Warm)
+		}
+	}
+}
+
+// A worker that keeps a connection between requests is not made a mold:
+// its children would share it. The generation keeps its zygote and serves on.
+func TestForkReforkRefusesAWorkerHoldingAConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	s := startFerry(t, strings.Replace(forkConfig("  refork_after: 10\n"), "num_workers: 2", "num_workers: 1", 1))
+	for range 12 {
+		resp, body := get(t, s.url+"/connect?to="+ln.Addr().String())
+		expectStatus(t, resp, body, 200)
+	}
+	until(t, "the refusal", 20*time.Second, func() bool {
+		return strings.Contains(s.logText(), "the worker chosen as the next mold holds a connection: TCP ")
+	})
+	if strings.Contains(s.logText(), "mold now") {
+		t.Errorf("a worker holding a connection became the mold:\n%s", s.logText())
+	}
+	resp, body := get(t, s.url+"/who")
+	expectStatus(t, resp, body, 200)
 }

@@ -130,6 +130,7 @@ type PoolConfig struct {
 	Relay           string            `yaml:"relay"`
 	Protocol        string            `yaml:"protocol"` // ferry or roadrunner (rr.go)
 	Boot            string            `yaml:"boot"`     // fork or exec (Forked)
+	ReforkAfter     int               `yaml:"refork_after"`
 	NumWorkers      int               `yaml:"num_workers"`
 	MaxWorkers      int               `yaml:"max_workers"` // 0: fixed at num_workers; else num_workers is the floor
 	ScaleUpAfter    time.Duration     `yaml:"scale_up_after"`

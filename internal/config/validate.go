@@ -235,6 +235,9 @@ func (k *checker) pool(p *PoolConfig, s *ServerConfig) {
 	k.oneOf("pool.relay", p.Relay, relays)
 	k.protocol(p)
 	k.oneOf("pool.boot", p.Boot, []string{BootExec, BootFork})
+	if p.ReforkAfter < 0 {
+		k.err("pool.refork_after", "must be >= 0, got %d", p.ReforkAfter)
+	}
 	k.intRange("pool.num_workers", p.NumWorkers, 0, maxWorkers)
 	k.elastic(p)
 	if p.MaxJobs < 0 {

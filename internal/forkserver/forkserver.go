@@ -26,7 +26,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // EnvRelay is where a zygote finds the socket it must connect to.
@@ -34,11 +37,10 @@ const EnvRelay = "FERRY_RELAY"
 
 // Zygote is one booted PHP process that forks workers.
 type Zygote struct {
-	cmd   *exec.Cmd
 	conn  *net.UnixConn
 	pid   int
 	token string
-	dir   string
+	kill  func()
 
 	wmu sync.Mutex // one request on the socket at a time
 
@@ -77,58 +79,119 @@ type BootError struct{ Reason string }
 
 func (e *BootError) Error() string { return e.Reason }
 
-// Start launches cmd as a zygote and waits, at most until ctx ends, for it to
-// boot the application and connect with the token it is given in
-// FERRY_RELAY_TOKEN. dir is where its private socket directory is made
-// (the system temp dir when empty). started runs once the process exists, so
-// the caller can reap it: the caller owns cmd.Wait.
-func Start(ctx context.Context, cmd *exec.Cmd, dir string, started func(pid int)) (*Zygote, error) {
-	token := newToken()
+// Listener is a zygote's private socket, waiting for its one connection.
+type Listener struct {
+	ln   *net.UnixListener
+	dir  string
+	path string
+}
+
+// Listen makes a private directory under dir (the system temp dir when empty)
+// holding the socket a zygote connects to.
+func Listen(dir string) (*Listener, error) {
 	sockDir, err := os.MkdirTemp(dir, "ferry-zygote-")
 	if err != nil {
 		return nil, fmt.Errorf("zygote socket directory: %w", err)
 	}
-	defer os.RemoveAll(sockDir) // the socket is only for the one connection below
 	path := filepath.Join(sockDir, "z.sock")
 	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: path, Net: "unixpacket"})
 	if err != nil {
+		os.RemoveAll(sockDir)
 		return nil, fmt.Errorf("zygote socket: %w", err)
 	}
-	defer ln.Close()
+	return &Listener{ln: ln, dir: sockDir, path: path}, nil
+}
+
+// Path is the socket's, for FERRY_RELAY or a worker's mold request.
+func (l *Listener) Path() string { return l.path }
+
+// Close removes the socket; a zygote already accepted is not affected.
+func (l *Listener) Close() {
+	l.ln.Close()
+	os.RemoveAll(l.dir)
+}
+
+// accept waits, until ctx ends, for the zygote's connection and its hello.
+func (l *Listener) accept(ctx context.Context, token string, timeout string) (*net.UnixConn, int, error) {
+	stop := context.AfterFunc(ctx, func() { l.ln.SetDeadline(time.Unix(1, 0)) })
+	conn, err := l.ln.AcceptUnix()
+	stop()
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			return nil, 0, &BootError{Reason: cause.Error() + " before it was ready to fork"}
+		}
+		return nil, 0, &BootError{Reason: "the zygote did not become ready to fork within " + timeout}
+	}
+	pid, err := hello(ctx, conn, token)
+	if err != nil {
+		conn.Close()
+		return nil, 0, err
+	}
+	return conn, pid, nil
+}
+
+// Start launches cmd as a zygote and waits, at most until ctx ends, for it to
+// boot the application and connect with the token it is given in
+// FERRY_RELAY_TOKEN. dir is where its private socket directory is made (the
+// system temp dir when empty). started runs once the process exists, so the
+// caller can reap it: the caller owns cmd.Wait.
+func Start(ctx context.Context, cmd *exec.Cmd, dir string, started func(pid int)) (*Zygote, error) {
+	token := newToken()
+	l, err := Listen(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, EnvRelay+"=zygote:unix://"+path, "FERRY_RELAY_TOKEN="+token)
+	cmd.Env = append(cmd.Env, EnvRelay+"=zygote:unix://"+l.path, "FERRY_RELAY_TOKEN="+token)
 	if err := cmd.Start(); err != nil {
 		return nil, &BootError{Reason: "cannot start the zygote: " + err.Error()}
 	}
-	z := &Zygote{cmd: cmd, pid: cmd.Process.Pid, token: token, dir: dir,
-		waiting: map[uint64]chan forked{}, status: map[int]string{}, exits: map[int]chan struct{}{}, dead: make(chan struct{})}
 	if started != nil {
-		started(z.pid)
+		started(cmd.Process.Pid)
 	}
-	stop := context.AfterFunc(ctx, func() { ln.SetDeadline(time.Unix(1, 0)) })
-	conn, err := ln.AcceptUnix()
-	stop()
+	conn, _, err := l.accept(ctx, token, "allocate_timeout")
 	if err != nil {
-		cmd.Process.Kill()
-		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-			return nil, &BootError{Reason: cause.Error() + " before it was ready to fork"}
-		}
-		return nil, &BootError{Reason: "the zygote did not become ready to fork within allocate_timeout"}
-	}
-	if err := z.hello(ctx, conn); err != nil {
-		conn.Close()
 		cmd.Process.Kill()
 		return nil, err
 	}
-	z.conn = conn
+	z := newZygote(conn, cmd.Process.Pid, token, func() { cmd.Process.Kill() })
 	go z.readLoop()
 	return z, nil
 }
 
+// Adopt takes a worker that has become a mold (a refork) as a zygote: it
+// forked a process of its own that connects to l, presenting token.
+func Adopt(ctx context.Context, l *Listener, token string) (*Zygote, error) {
+	conn, pid, err := l.accept(ctx, token, "the refork's timeout")
+	if err != nil {
+		return nil, err
+	}
+	z := newZygote(conn, pid, token, nil)
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		f := os.NewFile(uintptr(fd), "pidfd")
+		z.kill = func() {
+			if rc, err := f.SyscallConn(); err == nil {
+				rc.Control(func(fd uintptr) { unix.PidfdSendSignal(int(fd), unix.SIGKILL, nil, 0) })
+			}
+		}
+		go func() { <-z.dead; f.Close() }()
+	} else {
+		z.kill = func() { syscall.Kill(pid, syscall.SIGKILL) }
+	}
+	go z.readLoop()
+	return z, nil
+}
+
+func newZygote(conn *net.UnixConn, pid int, token string, kill func()) *Zygote {
+	return &Zygote{conn: conn, pid: pid, token: token, kill: kill,
+		waiting: map[uint64]chan forked{}, status: map[int]string{}, exits: map[int]chan struct{}{}, dead: make(chan struct{})}
+}
+
 // hello reads the zygote's first message: its pid and token, or why it refuses.
-func (z *Zygote) hello(ctx context.Context, conn *net.UnixConn) error {
+func hello(ctx context.Context, conn *net.UnixConn, token string) (int, error) {
 	if d, ok := ctx.Deadline(); ok {
 		conn.SetReadDeadline(d)
 		defer conn.SetReadDeadline(time.Time{})
@@ -136,19 +199,19 @@ func (z *Zygote) hello(ctx context.Context, conn *net.UnixConn) error {
 	buf := make([]byte, 64<<10)
 	n, _, _, _, err := conn.ReadMsgUnix(buf, nil)
 	if err != nil {
-		return &BootError{Reason: "the zygote closed its socket before it was ready: " + err.Error()}
+		return 0, &BootError{Reason: "the zygote closed its socket before it was ready: " + err.Error()}
 	}
 	var m message
 	if err := json.Unmarshal(buf[:n], &m); err != nil {
-		return &BootError{Reason: fmt.Sprintf("the zygote sent something other than its hello: %.200q", buf[:n])}
+		return 0, &BootError{Reason: fmt.Sprintf("the zygote sent something other than its hello: %.200q", buf[:n])}
 	}
 	if m.Error != "" {
-		return &BootError{Reason: m.Error}
+		return 0, &BootError{Reason: m.Error}
 	}
-	if m.Token != z.token {
-		return &BootError{Reason: "the process on the zygote socket did not present the zygote's token"}
+	if m.Token != token || m.Zygote <= 0 {
+		return 0, &BootError{Reason: "the process on the zygote socket did not present the zygote's token"}
 	}
-	return nil
+	return m.Zygote, nil
 }
 
 // Token is what the zygote's children present in their handshake: they
@@ -178,7 +241,7 @@ func (z *Zygote) Err() error {
 func (z *Zygote) Close() error { return z.conn.Close() }
 
 // Kill ends the zygote at once.
-func (z *Zygote) Kill() { z.cmd.Process.Kill() }
+func (z *Zygote) Kill() { z.kill() }
 
 func (z *Zygote) readLoop() {
 	buf := make([]byte, 64<<10)
@@ -196,7 +259,7 @@ func (z *Zygote) readLoop() {
 		var m message
 		if json.Unmarshal(buf[:n], &m) != nil {
 			err = fmt.Errorf("the zygote sent a message that is not JSON: %.200q", buf[:n])
-			z.cmd.Process.Kill()
+			z.kill()
 			break
 		}
 		z.mu.Lock()

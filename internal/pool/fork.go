@@ -72,7 +72,7 @@ func (p *Pool) zygoteFor(ctx context.Context, gen int, set *Settings) (*forkserv
 		delete(p.zyg.byGen, gen)
 		p.zyg.mu.Unlock()
 	} else {
-		go p.watchZygote(gen, s)
+		go p.watchZygote(gen, s, s.z)
 	}
 	close(s.ready)
 	return s.z, s.err
@@ -80,13 +80,17 @@ func (p *Pool) zygoteFor(ctx context.Context, gen int, set *Settings) (*forkserv
 
 // watchZygote logs a zygote that went while its generation was serving. Its
 // workers live on; the next one needed starts a new zygote.
-func (p *Pool) watchZygote(gen int, s *zslot) {
-	<-s.z.Dead()
+func (p *Pool) watchZygote(gen int, s *zslot, z *forkserver.Zygote) {
+	<-z.Dead()
 	p.mu.Lock()
 	current := gen == p.gen && !p.stopping
 	p.mu.Unlock()
-	if current {
-		p.log.Error("zygote exited; its workers go on serving, and the next worker needed starts a new one", "pid", s.z.PID(), "status", s.status())
+	p.zyg.mu.Lock()
+	replaced := s.z != z // a refork's mold took its place, and closed it
+	status := s.status
+	p.zyg.mu.Unlock()
+	if current && !replaced {
+		p.log.Error("zygote exited; its workers go on serving, and the next worker needed starts a new one", "pid", z.PID(), "status", status())
 	}
 }
 
@@ -204,7 +208,7 @@ func (w *Worker) bootForked(ctx context.Context, cancel context.CancelCauseFunc,
 			return err
 		}
 		w.pool.mu.Lock() // Workers() lists starting workers too
-		w.child, w.pid = c, c.PID
+		w.child, w.pid, w.zygote = c, c.PID, z
 		w.pool.mu.Unlock()
 		w.out.SetPID(c.PID)
 		copied := make(chan struct{})

@@ -57,6 +57,7 @@ const (
 	ReasonReloadFail = "reload_failed" // a new generation that did not fully boot
 	ReasonAsked      = "worker_stop"   // the worker sent {"stop":true}
 	ReasonShutdown   = "shutdown"
+	ReasonRefork     = "refork" // forked before its generation's mold changed (refork.go)
 	// ReasonScaleDown (scale.go) is one more.
 )
 

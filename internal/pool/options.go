@@ -34,6 +34,7 @@ type Options struct {
 	Pipeline       int           // jobs in flight per worker
 	Concurrent     bool          // workers run their jobs at once (Fiber mode), not in order
 	Fork           bool          // Settings.Fork
+	ReforkAfter    int           // Settings.ReforkAfter
 	MaxFrame       uint32
 	BackoffMin     time.Duration
 	BackoffMax     time.Duration
@@ -105,6 +106,9 @@ type Settings struct {
 	// Fork: a zygote boots the command once per generation and forks the
 	// workers (fork.go); needs the pipes relay and Ferry's protocol.
 	Fork bool
+	// ReforkAfter: once the generation served this many jobs, a warm
+	// worker becomes its mold (refork.go); 0: never.
+	ReforkAfter int
 }
 
 // Settings is the reloadable part of o.
@@ -113,7 +117,7 @@ func (o Options) Settings() Settings {
 		Command: o.Command, Dir: o.Dir, Env: o.Env, NumWorkers: o.NumWorkers, MaxJobs: o.MaxJobs,
 		MaxWorkers: o.MaxWorkers, ScaleUpAfter: o.ScaleUpAfter, ScaleDownAfter: o.ScaleDownAfter,
 		TTL: o.TTL, IdleTTL: o.IdleTTL, MaxMemory: o.MaxMemory, ExecTTL: o.ExecTTL, DestroyTimeout: o.DestroyTimeout,
-		Fork: o.Fork,
+		Fork: o.Fork, ReforkAfter: o.ReforkAfter,
 	}
 }
 

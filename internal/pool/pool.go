@@ -45,6 +45,7 @@ type Pool struct {
 	reloads   reloads
 	history   history // counters and retired workers, for metrics
 	zyg       zygotes // Settings.Fork: each generation's zygote (fork.go)
+	reforked  int     // the generation last reforked (refork.go); -1: none
 	scale     scaler  // the elastic pool (scale.go)
 
 	// endStreams is set once the server drains: streamed answers are told to end.
@@ -89,7 +90,7 @@ func New(opt Options) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pool{opt: opt, proto: opt.Protocol, trait: trait, set: &set, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), drained: make(chan struct{}), stopped: make(chan struct{})}
+	p := &Pool{reforked: -1, opt: opt, proto: opt.Protocol, trait: trait, set: &set, relay: f, log: opt.Logger, kick: make(chan struct{}, 1), drained: make(chan struct{}), stopped: make(chan struct{})}
 	if opt.SpoolDir != "" {
 		sweepSpools(opt.SpoolDir)
 	}

@@ -100,6 +100,8 @@ func (p *Pool) maintain() {
 		}
 	}
 	if n >= p.set.NumWorkers {
+		p.reforkLocked()
+		p.rollLocked()
 		return
 	}
 	if wait := time.Until(p.nextSpawn); wait > 0 {

@@ -70,9 +70,10 @@ var jobs = sync.Pool{New: func() any { return &job{ch: make(chan result, 1)} }}
 type Worker struct {
 	pool    *Pool
 	gen     int
-	set     *Settings         // its generation's, never changed
-	cmd     *exec.Cmd         // started by boot, unless Settings.Fork
-	child   *forkserver.Child // forked by its generation's zygote (Settings.Fork)
+	set     *Settings          // its generation's, never changed
+	cmd     *exec.Cmd          // started by boot, unless Settings.Fork
+	child   *forkserver.Child  // forked by its generation's zygote (Settings.Fork)
+	zygote  *forkserver.Zygote // the one that forked it (refork.go), under the pool's lock
 	conn    *relay.Conn
 	pid     int
 	created time.Time

@@ -32,8 +32,19 @@ $worker->run(static function (Request $r) use ($bootPid, $late): Response {
         case '/who':
             return Response::json([
                 'pid' => getmypid(), 'ppid' => posix_getppid(), 'boot' => $bootPid, 'late' => $late,
-                'first_rand' => $first,
+                'first_rand' => $first, 'warm' => class_exists('ForkTestLateClass', false),
             ]);
+        case '/warm':
+            // Code loaded lazily by a request: a refork's mold shares it with the workers it forks.
+            if (!class_exists('ForkTestLateClass', false)) {
+                eval('final class ForkTestLateClass {}');
+            }
+            return Response::json(['pid' => getmypid()]);
+        case '/connect':
+            // A connection kept between requests, as a client cached in a static would.
+            static $held = null;
+            $held ??= stream_socket_client('tcp://' . $r->query()['to'], $errno, $error, 5);
+            return Response::json(['pid' => getmypid()]);
         case '/keep':
             $kept = $r->query()['v'] ?? null;
             return Response::json(['pid' => getmypid()]);

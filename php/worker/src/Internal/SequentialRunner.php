@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Internal;
 
+use Ferry\Worker\Internal\Fork\Mold;
 use Ferry\Worker\Internal\Native\NativeLoop;
 
 /**
@@ -42,6 +43,12 @@ final class SequentialRunner
             $session->flush();
             if ($session->stopping || $session->closed) {
                 return;
+            }
+            if ($session->moldSocket !== null && Mold::fork($session)) {
+                // A worker forked from the new mold: the same loop, on a relay of its own.
+                $this->native?->rebind();
+                $session->handshake();
+                continue;
             }
             if ($native !== null && $native->serve($session->parser->take())) {
                 continue;

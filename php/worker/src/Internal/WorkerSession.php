@@ -83,6 +83,10 @@ final class WorkerSession
     /** the parts of streamed answers */
     public readonly StreamParts $parts;
     private bool $started = false;
+    /** the process-wide part of the handshake ran (output capture, fatal answers) */
+    private bool $setUp = false;
+    /** a refork's socket (pool.refork_after): this worker forks the generation's next mold */
+    public ?string $moldSocket = null;
     /** @var \SplQueue<Frame> jobs received but not started */
     public readonly \SplQueue $jobs;
     /** null unless the server runs with pool.leak_watch */
@@ -124,19 +128,9 @@ final class WorkerSession
             // this returns in each forked worker, with its own relay.
             Zygote::serve($this->relay, $zygote, $this->token);
         }
-        if ($this->relay->usesStdout()) {
-            // STDOUT carries frames: PHP errors must go to STDERR instead.
-            ini_set('display_errors', 'stderr');
+        if (!$this->setUp) {
+            $this->setUp();
         }
-        if (\PHP_SAPI === 'cli' && ini_get('display_errors') === 'stderr' && ini_get('log_errors') && (string) ini_get('error_log') === '') {
-            // The CLI logs to STDERR too: each error would reach the server's log twice.
-            ini_set('log_errors', '0');
-        }
-        // A fatal error ends the process: the jobs it leaves get a 500, not the 502 of a vanished worker.
-        FatalAnswer::register($this);
-        // From here on, output during a job is that job's; any other output goes to STDERR
-        // on every relay, so behaviour does not change with the transport.
-        $this->capture->install();
         $frame = null;
         while ($frame === null) {
             try {
@@ -172,6 +166,53 @@ final class WorkerSession
         }
         $this->relay->write(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode($answer)));
         $this->dispatch($this->parser->drain());
+    }
+
+    /** What a worker process sets up once, before its first handshake (a reborn worker keeps it). */
+    private function setUp(): void
+    {
+        $this->setUp = true;
+        if ($this->relay->usesStdout()) {
+            // STDOUT carries frames: PHP errors must go to STDERR instead.
+            ini_set('display_errors', 'stderr');
+        }
+        if (\PHP_SAPI === 'cli' && ini_get('display_errors') === 'stderr' && ini_get('log_errors') && (string) ini_get('error_log') === '') {
+            // The CLI logs to STDERR too: each error would reach the server's log twice.
+            ini_set('log_errors', '0');
+        }
+        // A fatal error ends the process: the jobs it leaves get a 500, not the 502 of a vanished worker.
+        FatalAnswer::register($this);
+        // From here on, output during a job is that job's; any other output goes to STDERR
+        // on every relay, so behaviour does not change with the transport.
+        $this->capture->install();
+    }
+
+    /**
+     * In a mold (pool.refork_after): forgets the worker's relay and conversation, so that the
+     * workers it forks start theirs with the handshake, on relays of their own.
+     */
+    public function reborn(): void
+    {
+        $this->relay->close();
+        $this->started = $this->stopping = $this->closed = false;
+        $this->outbox = '';
+        $this->streams = [];
+        $this->running = null;
+        $this->jobsSinceWaiting = false;
+        $this->readAhead = null;
+        $this->readAheadOffset = $this->readAheadEnd = 0;
+        $this->handed = null;
+        $this->moldSocket = null;
+        $this->parser->take();
+        while (!$this->jobs->isEmpty()) {
+            $this->jobs->dequeue();
+        }
+    }
+
+    /** @internal the relay token, which a mold presents as the zygote it replaces did */
+    public function token(): ?string
+    {
+        return $this->token;
     }
 
     public function started(): bool
@@ -427,6 +468,9 @@ final class WorkerSession
             $control = json_decode($frame->payload, true);
             if (\is_array($control) && !empty($control['stop'])) {
                 $this->stopping = true;
+            }
+            if (\is_array($control) && \is_string($control['mold']['socket'] ?? null)) {
+                $this->moldSocket = $control['mold']['socket'];
             }
             // Other control payloads (a repeated pid, unknown keys) carry nothing to act on.
         }

@@ -59,6 +59,7 @@ final class StreamRelay implements RelayInterface
     public function adopt($in, $out): void
     {
         $this->zygote = null;
+        $this->closed = false;
         $this->in = $in;
         $this->out = $out;
         // Unbuffered reads make fread() return whatever one read(2) yields (up to 64 KiB)

@@ -34,8 +34,9 @@ final class BootSockets
      * What to tell the user about the shared connections, or null when there are none.
      *
      * @param array<int> $own the zygote's own sockets
+     * @param bool $mold a worker that was to become the next mold (pool.refork_after)
      */
-    public static function describeShared(array $own): ?string
+    public static function describeShared(array $own, bool $mold = false): ?string
     {
         $found = [];
         foreach (self::inodes() as $inode) {
@@ -51,7 +52,14 @@ final class BootSockets
             return null;
         }
 
-        return 'the application opened ' . (\count($found) === 1 ? 'a connection' : \count($found) . ' connections')
+        $what = \count($found) === 1 ? 'a connection' : \count($found) . ' connections';
+        if ($mold) {
+            return "the worker chosen as the next mold holds $what: " . implode('; ', $found) . '. Every worker forked'
+                . ' from it would share it; the generation keeps its zygote. Connections an app keeps between requests'
+                . ' rule out pool.refork_after unless their library reopens them after a fork (Ferry\\Worker\\Fork::reopens())';
+        }
+
+        return "the application opened $what"
             . ' while booting, before the worker loop: ' . implode('; ', $found) . '. Every forked worker would share it,'
             . ' and their requests would interleave on one protocol stream. Open it in the first request that needs it'
             . ' (most clients connect lazily: do not call them at boot), close it before run(), or set pool.boot: exec'

@@ -20,9 +20,16 @@ use Ferry\Worker\Relay\StreamRelay;
 final class Zygote
 {
     private const MAX_FDS = 8;
+    private static bool $mold = false;
 
-    public static function serve(StreamRelay $relay, string $path, ?string $token): void
+    /**
+     * @param bool $mold a worker's fork (pool.refork_after), not the booted script: it ends
+     *                   without PHP's shutdown, whose destructors would close the worker's
+     *                   connections, which it shares
+     */
+    public static function serve(StreamRelay $relay, string $path, ?string $token, bool $mold = false): void
     {
+        self::$mold = $mold;
         if (!\function_exists('pcntl_fork') || !\function_exists('socket_recvmsg')) {
             self::fail('pool.boot: fork needs PHP\'s pcntl and sockets extensions, and this PHP lacks '
                 . (\function_exists('pcntl_fork') ? 'sockets' : 'pcntl') . '; install them or set pool.boot: exec');
@@ -32,10 +39,10 @@ final class Zygote
         if ($socket === false || !@socket_connect($socket, $path)) {
             self::fail("the zygote cannot connect to the server's socket $path: " . socket_strerror(socket_last_error()));
         }
-        $shared = BootSockets::describeShared(array_diff(BootSockets::inodes(), $before));
+        $shared = BootSockets::describeShared(array_diff(BootSockets::inodes(), $before), $mold);
         if ($shared !== null) {
             self::send($socket, ['error' => $shared]);
-            exit(1);
+            self::end(1);
         }
         // What the boot left for the collector would otherwise be collected once in every child.
         gc_collect_cycles();
@@ -53,7 +60,7 @@ final class Zygote
                 continue;
             }
             if (!\is_int($n) || $n === 0) {
-                exit(0); // the server closed the socket: this generation is over
+                self::end(0); // the server closed the socket: this generation is over
             }
             $fds = [];
             foreach ($message['control'] ?? [] as $control) {
@@ -137,7 +144,7 @@ final class Zygote
         $bytes = json_encode($message, \JSON_INVALID_UTF8_SUBSTITUTE);
         while (@socket_send($socket, $bytes, \strlen($bytes), 0) === false) {
             if (!self::interrupted($socket)) {
-                exit(0); // the server has gone
+                self::end(0); // the server has gone
             }
         }
     }
@@ -167,6 +174,14 @@ final class Zygote
     private static function fail(string $message): never
     {
         fwrite(\STDERR, "ferry: $message\n");
-        exit(1);
+        self::end(1);
+    }
+
+    private static function end(int $status): never
+    {
+        if (self::$mold) {
+            posix_kill(getmypid(), \SIGKILL);
+        }
+        exit($status);
     }
 }

@@ -57,11 +57,17 @@ final class NativeLoop
      */
     public function __construct(private readonly WorkerSession $session, private readonly \Closure $handler, private readonly \Closure $resume)
     {
-        $relay = $session->relay;
+        $this->rebind();
+        $this->placeholder = new Job(new Payload(), $session->capture);
+    }
+
+    /** Takes the relay's streams (again, in a worker forked from a mold: Fork\Mold). */
+    public function rebind(): void
+    {
+        $relay = $this->session->relay;
         \assert($relay instanceof StreamRelay);
         $this->in = $relay->readStream();
         $this->out = $relay->writeStream();
-        $this->placeholder = new Job(new Payload(), $session->capture);
     }
 
     /**
