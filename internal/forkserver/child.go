@@ -28,20 +28,39 @@ func (z *Zygote) watch(pid int) *Child {
 	return c
 }
 
+// pidfdWait returns once the process of f (a PIDFD_NONBLOCK pidfd) has exited.
+func pidfdWait(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		// A pidfd reads as ready once its process has exited: the first
+		// call asks the poller to wait for that, the second returns.
+		first := true
+		rc.Read(func(uintptr) bool {
+			if first {
+				first = false
+				return false
+			}
+			return true
+		})
+	}
+}
+
+// pidfdReap collects the exited process of f if it is this server's child:
+// a process whose parent went is reparented to the nearest subreaper, which
+// is this server when it runs as a container's pid 1, and would stay a
+// zombie there. Otherwise it is not ours, and this does nothing.
+func pidfdReap(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			var info unix.Siginfo
+			unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG, nil)
+		})
+	}
+}
+
 func (c *Child) wait() {
 	if c.pidfd != nil {
-		if rc, err := c.pidfd.SyscallConn(); err == nil {
-			// A pidfd reads as ready once its process has exited: the first
-			// call asks the poller to wait for that, the second returns.
-			first := true
-			rc.Read(func(uintptr) bool {
-				if first {
-					first = false
-					return false
-				}
-				return true
-			})
-		}
+		pidfdWait(c.pidfd)
+		pidfdReap(c.pidfd)
 	} else {
 		for syscall.Kill(c.PID, 0) == nil {
 			time.Sleep(50 * time.Millisecond)

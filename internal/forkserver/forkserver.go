@@ -170,14 +170,18 @@ func Adopt(ctx context.Context, l *Listener, token string) (*Zygote, error) {
 		return nil, err
 	}
 	z := newZygote(conn, pid, token, nil)
-	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+	if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
 		f := os.NewFile(uintptr(fd), "pidfd")
 		z.kill = func() {
 			if rc, err := f.SyscallConn(); err == nil {
 				rc.Control(func(fd uintptr) { unix.PidfdSendSignal(int(fd), unix.SIGKILL, nil, 0) })
 			}
 		}
-		go func() { <-z.dead; f.Close() }()
+		go func() {
+			pidfdWait(f)
+			pidfdReap(f)
+			f.Close()
+		}()
 	} else {
 		z.kill = func() { syscall.Kill(pid, syscall.SIGKILL) }
 	}
