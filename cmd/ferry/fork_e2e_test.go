@@ -96,7 +96,23 @@ func zygotePIDs(s *server) []int {
 // request leaves in one worker is not in another; and they share the
 // zygote's OPcache, where exec'd workers each have their own.
 func TestForkWorkersShareTheBoot(t *testing.T) {
-	s := startFerry(t, forkConfig(""))
+	for _, mode := range forkModes {
+		t.Run(mode.name, func(t *testing.T) { forkWorkersShareTheBoot(t, mode.php(t)) })
+	}
+}
+
+// forkModes are the PHP sides a forked worker may run: the SDK's loop in PHP,
+// and ext/ferry's loop in C, which must also pick up its relay after a fork.
+var forkModes = []struct {
+	name string
+	php  func(t testing.TB) string
+}{
+	{"pure PHP", func(testing.TB) string { return "  php:\n    extension: \"off\"\n" }},
+	{"ext/ferry", func(t testing.TB) string { return "  php:\n    extension: " + extensionSO(t) + "\n" }},
+}
+
+func forkWorkersShareTheBoot(t *testing.T, php string) {
+	s := startFerry(t, forkConfig(php))
 	zs := zygotePIDs(s)
 	if len(zs) != 1 {
 		t.Fatalf("zygotes started: %v, want one\n%s", zs, s.logText())
@@ -319,7 +335,13 @@ var moldLine = regexp.MustCompile(`refork: a warm worker's state is the generati
 // forked before are replaced from it one at a time, under load, and the new
 // ones start with what it had loaded lazily; the worker itself goes on.
 func TestForkReforkSharesAWarmWorker(t *testing.T) {
-	s := startFerry(t, forkConfig("  refork_after: 40\n"))
+	for _, mode := range forkModes {
+		t.Run(mode.name, func(t *testing.T) { forkReforkSharesAWarmWorker(t, mode.php(t)) })
+	}
+}
+
+func forkReforkSharesAWarmWorker(t *testing.T, php string) {
+	s := startFerry(t, forkConfig("  refork_after: 40\n"+php))
 	stop := make(chan struct{})
 	ok, failed, wait := load(s.url+"/warm", 4, stop)
 	var mold int

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -69,7 +70,8 @@ type message struct {
 	Forked uint64            `json:"forked,omitempty"` // the answer to request id
 	PID    int               `json:"pid,omitempty"`
 
-	Exit   int    `json:"exit,omitempty"` // a child's pid, reaped
+	Output bool   `json:"output,omitempty"` // the descriptor given is its stdout and stderr from now on
+	Exit   int    `json:"exit,omitempty"`   // a child's pid, reaped
 	Status string `json:"status,omitempty"`
 }
 
@@ -344,6 +346,30 @@ func (z *Zygote) Fork(ctx context.Context, files []*os.File, env map[string]stri
 		return nil, f.err
 	}
 	return z.watch(f.pid), nil
+}
+
+// Output gives the zygote a log pipe of its own, copied to w until every
+// process holding it has gone: a mold (Adopt) still writes to the pipe of
+// the worker it was forked from, which that worker's end would close.
+func (z *Zygote) Output(w io.Writer) error {
+	r, wr, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(message{Output: true})
+	z.wmu.Lock()
+	_, _, err = z.conn.WriteMsgUnix(b, rights([]int{int(wr.Fd())}), nil)
+	z.wmu.Unlock()
+	wr.Close()
+	if err != nil {
+		r.Close()
+		return err
+	}
+	go func() {
+		io.Copy(w, r)
+		r.Close()
+	}()
+	return nil
 }
 
 // statusOf waits a little for the zygote's report of pid's exit, which

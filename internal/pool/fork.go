@@ -218,13 +218,15 @@ func (w *Worker) bootForked(ctx context.Context, cancel context.CancelCauseFunc,
 		}()
 		go func() {
 			<-c.Done()
-			select { // grandchildren may hold the log pipe: do not wait for them long
+			// Whatever the worker left holding its log pipe (a refork's mold, a
+			// process it started) may go on writing there: the pipe is read until
+			// they all close it, so none of them meets a pipe without a reader.
+			select {
 			case <-copied:
-			case <-time.After(time.Second):
 				logR.Close()
-				<-copied
+			case <-time.After(time.Second):
+				go func() { <-copied; logR.Close() }()
 			}
-			logR.Close()
 			w.out.Close()
 			close(w.exited)
 			cancel(errors.New("the worker exited (" + c.Status() + ")"))

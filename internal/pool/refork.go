@@ -7,6 +7,7 @@ import (
 
 	"github.com/ferry-php/ferry/internal/forkserver"
 	"github.com/ferry-php/ferry/internal/frame"
+	"github.com/ferry-php/ferry/internal/phplog"
 )
 
 // Refork (Settings.ReforkAfter): once a generation's workers have served
@@ -68,6 +69,11 @@ func (p *Pool) refork(gen int, w *Worker) {
 	if err != nil {
 		p.log.Warn("refork: the worker did not become a mold; the generation keeps its zygote", "pid", w.pid, "error", err)
 		return
+	}
+	out := phplog.New(p.log)
+	out.SetPID(z.PID())
+	if err := z.Output(out); err != nil {
+		p.log.Warn("refork: the mold keeps the worker's log pipe", "error", err)
 	}
 	p.zyg.mu.Lock()
 	s := p.zyg.byGen[gen]

@@ -69,6 +69,11 @@ final class Zygote
                 }
             }
             $request = json_decode($message['iov'][0] ?? '', true);
+            if (\is_array($request) && !empty($request['output']) && \count($fds) === 1) {
+                // A mold's own log pipe, in place of the worker's it was forked with.
+                Output::redirect($fds[0]);
+                continue;
+            }
             $id = \is_array($request) ? (int) ($request['fork'] ?? 0) : 0;
             if ($id <= 0 || \count($fds) !== 3) {
                 self::close($fds);
