@@ -52,14 +52,14 @@ def role_pss(mem, *roles):
     return sum(r["pss"] for r in found) if found else None
 
 
-def table(sec, app, measured, side, rps):
+def table(sec, app, measured, side, results):
     fpm = measured.get(f"{app.name}-fpm", {}).get("memory", {}).get("total", {})
     rows = []
     for suffix, label in SYSTEMS:
         key = f"{app.name}-{suffix}"
         m = measured.get(key)
         if not m:
-            rows.append([label] + ["-"] * 15)
+            rows.append([label] + ["-"] * 16)
             continue
         mem, t, w = m["memory"], m["memory"]["total"], m["memory"]["per_worker"] or {}
         w0 = m["before_load"]["per_worker"] or {}
@@ -68,11 +68,16 @@ def table(sec, app, measured, side, rps):
                      ratio(t["rss"], fpm.get("rss")), mib(w.get("rss")), mib(w.get("pss")), mib(w.get("uss")),
                      mib(w0.get("uss")),
                      mib(role_pss(mem, "ferry", "nginx")), mib(role_pss(mem, "zygote", "fpm master")),
-                     mib(side[key]["total"]["pss"]) if key in side else "-", report.num(rps.get(key))])
+                     mib(side[key]["total"]["pss"]) if key in side else "-", rps_cell(results.get(key)),
+                     report.cpu_cell(results[key]) if key in results else "-"])
     sec.table(["system", "processes", "RSS MiB", "PSS MiB", "USS MiB", "PSS / FPM", "USS / FPM", "RSS / FPM",
                "RSS per worker", "PSS per worker", "USS per worker", "USS per worker before load", "front PSS",
                "zygote / fpm master PSS",
-               "PSS side by side", "req/s (alternated)"], rows)
+               "PSS side by side", "req/s (alternated)", "CPU us/request (front + PHP)"], rows)
+
+
+def rps_cell(r):
+    return report.num(r["rps"]["median"]) if r and r.get("rps") else "-"
 
 
 def measure_app(ctx, sec, app, workers):
@@ -89,9 +94,8 @@ def measure_app(ctx, sec, app, workers):
             measured[s.key] = alone(ctx, app, s)
         except (StartError, OSError, wrk.WrkError) as e:
             ctx.fail(f"{app.name}: {s.label}: memory reading failed: {e}")
-    rps = {k: r["rps"]["median"] for k, r in results.items() if r.get("rps")}
     sec.add(f"### {app.name}: {app.title}", "")
-    table(sec, app, measured, side, rps)
+    table(sec, app, measured, side, results)
     for key, err in errors.items():
         sec.add(f"- **{key} not measured**: {err}")
     pairs = [(f"{app.name}: req/s, Ferry fork / Ferry exec", f"{app.name}-fork", f"{app.name}-exec"),
