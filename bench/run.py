@@ -37,7 +37,8 @@ def parse_args(argv):
     p.add_argument("--connections", type=int, default=50, help="wrk connections (default 50)")
     p.add_argument("--threads", type=int, default=max(1, cpus // 2),
                    help="wrk threads (default: half the CPUs, so the servers keep the rest)")
-    p.add_argument("--workers", type=int, default=cpus, help="PHP processes per system (default: CPUs)")
+    p.add_argument("--workers", type=int,
+                   help="PHP processes per system (default: CPUs; the memory scenario: 4, as issue 33's figures)")
     p.add_argument("--tolerance", type=float, default=0.03, help="settle tolerance, (max-min)/median (0.03)")
     p.add_argument("--window", type=int, default=5, help="iterations that must agree (5)")
     p.add_argument("--max-iterations", type=int, default=10, help="cap on iterations per system (10)")
@@ -59,7 +60,7 @@ def parse_args(argv):
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     a = p.parse_args(argv)
     for name in ("connections", "threads", "workers", "window", "max_iterations"):
-        if getattr(a, name) < 1:
+        if getattr(a, name) is not None and getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
     if a.soak_requests is not None and a.soak_requests < 1000:
         p.error(f"--soak-requests must be >= 1000, got {a.soak_requests}")
@@ -103,8 +104,9 @@ def main(argv):
         out_dir = os.path.join(a.out, f"{stamp}-{n}")
     os.makedirs(out_dir)
     root = os.path.dirname(BENCH)
-    ctx = Context(root, out_dir, settings, a.connections, a.threads, a.workers, keep_tmp=a.keep_tmp,
-                  ferry_revs=a.ferry_rev, php_versions=a.php)
+    ctx = Context(root, out_dir, settings, a.connections, a.threads, a.workers or os.cpu_count() or 1,
+                  keep_tmp=a.keep_tmp, ferry_revs=a.ferry_rev, php_versions=a.php)
+    ctx.workers_given = a.workers is not None
     ctx.soak_requests = a.soak_requests
     selected = [scenarios.get(n) for n in a.scenario] if a.scenario else scenarios.REGISTRY
     if a.ferry_rev and not any(getattr(m, "COMPARES_REVISIONS", False) for m in selected):

@@ -25,6 +25,7 @@ class Context:
         self.connections = connections
         self.threads = threads
         self.workers = workers
+        self.workers_given = False  # run.py --workers: a scenario with its own default keeps to it otherwise
         self.keep_tmp = keep_tmp
         self.failures = []
         self.scenario = "-"

@@ -1,6 +1,7 @@
 """Processes the harness starts: free ports, readiness probes, clean shutdown, RSS."""
 
 import http.client
+import json
 import os
 import signal
 import socket
@@ -28,6 +29,35 @@ def http_get(port, path="/", headers=None, timeout=5.0):
         resp = conn.getresponse()
         body = resp.read()
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
+    finally:
+        conn.close()
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a unix socket: Ferry's admin socket."""
+
+    def __init__(self, path, timeout=5.0):
+        super().__init__("ferry", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        s.connect(self.unix_path)
+        self.sock = s
+
+
+def admin_get(sock_path, path, timeout=5.0):
+    """GET path on Ferry's admin socket, decoded from JSON; raises OSError, ValueError or
+    HTTPException when it cannot answer."""
+    conn = UnixHTTPConnection(sock_path, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            raise OSError(f"admin {path}: {resp.status} {body[:200]!r}")
+        return json.loads(body)
     finally:
         conn.close()
 

@@ -1,6 +1,7 @@
 """The systems under test, each started on 127.0.0.1 with a free port and its own
 generated configuration in the run's temp dir, and stopped afterwards."""
 
+import http.client
 import json
 import os
 import re
@@ -8,7 +9,8 @@ import shutil
 import signal
 import subprocess
 
-from .proc import Proc, StartError, children, descendants, free_port, http_get, rss_kib, wait_file, wait_http
+from .proc import (Proc, StartError, admin_get, children, descendants, free_port, http_get, rss_kib, wait_file,
+                   wait_http)
 
 IS_ROOT = os.geteuid() == 0
 FPM_BIN = shutil.which("php-fpm8.2") or "/usr/sbin/php-fpm8.2"
@@ -55,6 +57,10 @@ class System:
     def php_pids(self):
         return []
 
+    def worker_pids(self):
+        """The PHP processes that serve requests (php_pids without a zygote)."""
+        return self.php_pids()
+
     def cpu_pids(self):
         """(front, php): the system's processes split into the HTTP front (Ferry, nginx,
         a Go server) and the PHP processes, for CPU time per request."""
@@ -75,7 +81,7 @@ class System:
 
     def idle_rss(self):
         """RSS (KiB) of each PHP process serving this system, right now."""
-        return [r for r in (rss_kib(p) for p in self.php_pids()) if r]
+        return [r for r in (rss_kib(p) for p in self.worker_pids()) if r]
 
     def _log(self, name):
         return os.path.join(self.dir, f"{name}.log")
@@ -85,8 +91,10 @@ class Ferry(System):
     kind = "ferry"
 
     def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None, fibers=False,
-                 revision=None, command=None, dir=None, php=None, server=None):
+                 revision=None, command=None, dir=None, php=None, server=None, boot=None):
         super().__init__(ctx, key, label)
+        # boot: pool.boot (fork, exec); None leaves Ferry's default.
+        self.boot = boot
         # server: extra `server:` yaml lines (already indented), e.g. the h2 scenario's tls block.
         self.server_lines = server or []
         # revision: a lib.revision.Revision (--ferry-rev) whose binary runs from its worktree.
@@ -112,6 +120,8 @@ class Ferry(System):
         lines = ["server:", f"  address: {q(f'127.0.0.1:{self.port}')}", *self.server_lines,
                  "pool:", f"  command: [{', '.join(q(w) for w in (self.command or ['php', self.worker]))}]",
                  f"  num_workers: {self.workers}"]
+        if self.boot:
+            lines.append(f"  boot: {self.boot}")
         if self.pool_dir:
             lines.append(f"  dir: {q(self.pool_dir)}")
         if self.php:
@@ -139,7 +149,22 @@ class Ferry(System):
         wait_http(proc, self.port)
 
     def php_pids(self):
-        return children(self.procs[0].pid) if self.procs else []
+        # Every PHP process: with pool.boot: fork the workers are the zygote's children,
+        # not Ferry's, and the zygote is PHP too.
+        return descendants(self.procs[0].pid) if self.procs else []
+
+    def worker_pids(self):
+        """The workers alone, without the zygote: the admin socket's /workers when it is
+        on; otherwise the PHP processes that have no child (a zygote has its workers)."""
+        if not self.procs:
+            return []
+        if self.admin:
+            try:
+                return sorted(w["PID"] for w in admin_get(self.admin_socket, "/workers") if w.get("PID"))
+            except (OSError, ValueError, http.client.HTTPException):
+                pass
+        php = self.php_pids()
+        return [p for p in php if not children(p)]
 
     def workers_table(self):
         """`ferry workers` output (needs the admin socket), or None."""

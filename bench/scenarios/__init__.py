@@ -4,10 +4,11 @@ A scenario whose components do not exist yet returns Section.not_run(reason): it
 the report with that reason and never faked."""
 
 from . import (compression, concurrency, ext, external, fiberhello, fibers, framework, h2, hello, laravel, leakwatch,
-               legacy, mixed, profile, relay, roadrunner, soak, symfony)
+               legacy, memory, mixed, profile, relay, respawn, roadrunner, soak, symfony)
 
 REGISTRY = [hello, framework, relay, fibers, fiberhello, external.TARANTOOL, external.MSGPACK, external.VOTING,
-            concurrency, mixed, symfony, laravel, roadrunner, h2, compression, leakwatch, ext, legacy, profile, soak]
+            concurrency, mixed, symfony, laravel, roadrunner, h2, compression, leakwatch, ext, legacy, profile, soak,
+            memory, respawn]
 
 
 def names():

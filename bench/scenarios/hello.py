@@ -57,7 +57,7 @@ def memory(started):
     """RSS of each system's PHP processes (KiB), and of a Ferry worker per `ferry workers`."""
     out = {}
     for s in started:
-        pids = s.php_pids()
+        pids = s.worker_pids()
         rss = [r for r in (rss_kib(p) for p in pids) if r]
         entry = {"processes": len(rss), "rss_kib": rss}
         if isinstance(s, Ferry) and s.admin:

@@ -14,12 +14,14 @@ class QuickRun:
 
     scenario = None
     args = []  # more run.py options
+    timeout = 120  # seconds for the whole run
 
     @classmethod
     def setUpClass(cls):
         cls.out = tempfile.TemporaryDirectory(prefix=f"ferry-bench-smoke-{cls.scenario}-")
         cls.proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--scenario", cls.scenario,
-                                   "--out", cls.out.name, *cls.args], capture_output=True, text=True, timeout=120)
+                                   "--out", cls.out.name, *cls.args], capture_output=True, text=True,
+                                  timeout=cls.timeout)
         runs = os.listdir(cls.out.name)
         cls.dir = os.path.join(cls.out.name, runs[0]) if len(runs) == 1 else None
 
