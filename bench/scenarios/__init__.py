@@ -8,6 +8,7 @@ from . import (compression, concurrency, ext, external, fiberhello, fibers, fram
 
 REGISTRY = [hello, framework, relay, fibers, fiberhello, external.TARANTOOL, external.MSGPACK, external.VOTING,
             concurrency, mixed, symfony, laravel, roadrunner, h2, compression, leakwatch, ext, legacy, profile, soak]
+from . import burst; REGISTRY.append(burst)  # noqa: E402,E702 - one line, so other scenarios' lines merge apart
 
 
 def names():
