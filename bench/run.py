@@ -24,6 +24,7 @@ from lib.method import Settings  # noqa: E402
 from lib import proc  # noqa: E402
 from lib.proc import stop_all_procs  # noqa: E402
 import scenarios  # noqa: E402
+from scenarios.burst import levels_arg as burst_levels  # noqa: E402
 
 
 def parse_args(argv):
@@ -57,6 +58,12 @@ def parse_args(argv):
                         "JIT off and on, and the 8.2 Ferry with the JIT on, in hello and framework")
     p.add_argument("--soak-requests", type=int, metavar="N",
                    help="requests in the soak scenario (default 5000000, quick 20000)")
+    p.add_argument("--burst-steps", type=burst_levels, metavar="N,N,...",
+                   help="burst scenario: connections per step (default 1,10,25,50,100,1)")
+    p.add_argument("--burst-step", type=float, metavar="S", help="burst: seconds per step (default 5, quick 0.5)")
+    p.add_argument("--burst-rounds", type=int, metavar="N", help="burst: passes per system (default 2, quick 1)")
+    p.add_argument("--burst-tail", type=float, metavar="S",
+                   help="burst: seconds the pool is still sampled after the last step (default 15, quick 1)")
     p.add_argument("--list", action="store_true", help="list scenarios and exit")
     a = p.parse_args(argv)
     for name in ("connections", "threads", "workers", "window", "max_iterations"):
@@ -64,6 +71,10 @@ def parse_args(argv):
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
     if a.soak_requests is not None and a.soak_requests < 1000:
         p.error(f"--soak-requests must be >= 1000, got {a.soak_requests}")
+    if a.burst_step is not None and not 0.2 <= a.burst_step <= 600:
+        p.error(f"--burst-step must be between 0.2 and 600 seconds, got {a.burst_step}")
+    if (a.burst_rounds is not None and a.burst_rounds < 1) or (a.burst_tail or 0) < 0:
+        p.error("--burst-rounds must be >= 1 and --burst-tail >= 0")
     if a.duration is not None and not 1 <= a.duration <= 600:
         p.error(f"--duration must be between 1 and 600 seconds (wrk takes whole seconds), got {a.duration}")
     if not 0 < a.tolerance < 1:
@@ -108,6 +119,7 @@ def main(argv):
                   keep_tmp=a.keep_tmp, ferry_revs=a.ferry_rev, php_versions=a.php)
     ctx.workers_given = a.workers is not None
     ctx.soak_requests = a.soak_requests
+    ctx.burst = {"levels": a.burst_steps, "step_s": a.burst_step, "rounds": a.burst_rounds, "tail_s": a.burst_tail}
     selected = [scenarios.get(n) for n in a.scenario] if a.scenario else scenarios.REGISTRY
     if a.ferry_rev and not any(getattr(m, "COMPARES_REVISIONS", False) for m in selected):
         ctx.progress("--ferry-rev: none of the selected scenarios compares revisions; nothing will be built")

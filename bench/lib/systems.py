@@ -89,6 +89,7 @@ class System:
 
 class Ferry(System):
     kind = "ferry"
+    pool_extra = {}  # more `pool:` keys (the burst scenario's boot and elastic sizes), set on an instance
 
     def __init__(self, ctx, key, label, worker, pipeline=None, admin=False, env=None, workers=None, fibers=False,
                  revision=None, command=None, dir=None, php=None, server=None, boot=None):
@@ -134,6 +135,7 @@ class Ferry(System):
                     lines.append(f"    {k}: {q(v)}")
         if self.pipeline:
             lines.append(f"  pipeline: {self.pipeline}")
+        lines += [f"  {k}: {v}" for k, v in self.pool_extra.items()]
         if self.fibers:
             lines += ["  fibers: true", "  max_concurrency: 64"]
         if self.env:
@@ -191,6 +193,7 @@ class NginxFpm(System):
     """nginx in front of php-fpm (pm=static) over a unix socket, every request to one script."""
 
     kind = "fpm"
+    pm = None  # the pool's pm lines instead of pm = static (the burst scenario's dynamic and ondemand), per instance
 
     def __init__(self, ctx, key, label, script, preload=None, workers=None, env=None):
         super().__init__(ctx, key, label)
@@ -207,6 +210,7 @@ class NginxFpm(System):
         self.port = free_port()
         fpm_conf = os.path.join(d, "php-fpm.conf")
         user = "user = root\ngroup = root\n" if IS_ROOT else ""
+        pm = self.pm or f"pm = static\npm.max_children = {self.workers}"
         with open(fpm_conf, "w") as f:
             f.write(f"""[global]
 pid = {d}/php-fpm.pid
@@ -217,8 +221,7 @@ daemonize = no
 {user}listen = {sock}
 listen.mode = 0666
 listen.backlog = 4096
-pm = static
-pm.max_children = {self.workers}
+{pm}
 pm.max_requests = 0
 clear_env = no
 """)
