@@ -20,6 +20,20 @@ use Ferry\Worker\Relay\StreamRelay;
 final class Zygote
 {
     private const MAX_FDS = 8;
+    /**
+     * What every worker loads after its handshake: loaded here, it is shared by all of them
+     * instead of being compiled into each one's memory on every respawn.
+     */
+    private const WORKER_CLASSES = [
+        \Ferry\Worker\Frame::class, \Ferry\Worker\Job::class, \Ferry\Worker\Payload::class,
+        \Ferry\Worker\Http\Request::class, \Ferry\Worker\Http\Response::class,
+        \Ferry\Worker\Http\StreamedAnswer::class, \Ferry\Worker\Internal\FatalAnswer::class,
+        \Ferry\Worker\Internal\JobFrames::class, \Ferry\Worker\Internal\SequentialRunner::class,
+        \Ferry\Worker\Internal\Native\NativeLoop::class, \Ferry\Worker\Internal\Native\NativeFibers::class,
+        \Ferry\Worker\Internal\Fiber\FiberRunner::class, \Ferry\Worker\Loop::class,
+        \Ferry\Worker\Relay\RelayException::class, \Ferry\Worker\Relay\RelayClosedException::class,
+        Output::class, Mold::class,
+    ];
     private static bool $mold = false;
 
     /**
@@ -43,6 +57,9 @@ final class Zygote
         if ($shared !== null) {
             self::send($socket, ['error' => $shared]);
             self::end(1);
+        }
+        foreach (self::WORKER_CLASSES as $class) {
+            class_exists($class);
         }
         // What the boot left for the collector would otherwise be collected once in every child.
         gc_collect_cycles();
