@@ -22,10 +22,13 @@ class App:
         self.fpm_script, self.fpm_env = fpm_script, fpm_env or {}
         self.path, self.script, self.check = path, script, check
 
-    def ferry_system(self, ctx, boot, label, workers, admin=True):
+    def ferry_system(self, ctx, boot, label, workers, admin=True, suffix=None, pool=None):
         kw = dict(self.ferry)
-        return Ferry(ctx, f"{self.name}-{boot}", label, kw.pop("worker", None), workers=workers, admin=admin,
-                     boot=boot, php=phpapp.FERRY_PHP, **kw)
+        s = Ferry(ctx, f"{self.name}-{suffix or boot}", label, kw.pop("worker", None), workers=workers, admin=admin,
+                  boot=boot, php=phpapp.FERRY_PHP, **kw)
+        if pool:
+            s.pool_extra = dict(pool)
+        return s
 
     def fpm_system(self, ctx, label, workers):
         return NginxFpm(ctx, f"{self.name}-fpm", label, self.fpm_script, workers=workers, env=self.fpm_env)

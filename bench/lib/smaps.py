@@ -3,7 +3,7 @@ each process labelled with its role in its system (front, zygote, worker...)."""
 
 import statistics
 
-from .proc import descendants
+from .proc import descendants, stat_fields
 
 FIELDS = ("Rss", "Pss", "Private_Clean", "Private_Dirty", "Shared_Clean", "Shared_Dirty", "Swap")
 MEASURES = ("rss", "pss", "uss")
@@ -30,6 +30,13 @@ def rollup(pid):
             **{k.lower(): v for k, v in out.items() if k not in ("Rss", "Pss")}}
 
 
+def ppid(pid):
+    try:
+        return int(stat_fields(pid)[1])
+    except (OSError, IndexError, ValueError, TypeError):
+        return 0
+
+
 def tree_roles(system):
     """[(pid, role)] for every process a system runs, its front first. Roles: `ferry`,
     `zygote`, `worker` (Ferry's, per its admin socket); `nginx`, `fpm master`, `worker`
@@ -39,8 +46,16 @@ def tree_roles(system):
         front = system.procs[0].pid
         workers = set(system.worker_pids())
         out.append((front, "ferry"))
-        for pid in descendants(front):
+        seen = set(descendants(front))
+        for pid in sorted(seen):
             out.append((pid, "worker" if pid in workers else "zygote"))
+        # After a refork (pool.refork_after) the workers' parent is the mold, which is
+        # nobody's child in Ferry's tree (it was forked twice over from a worker): it is
+        # this system's zygote all the same.
+        for pid in sorted(workers - seen):
+            out.append((pid, "worker"))
+        for pid in sorted({ppid(w) for w in workers} - seen - workers - {front, 0, 1}):
+            out.append((pid, "zygote"))
         return out
     if system.kind == "fpm":
         fpm, nginx = system.procs[0].pid, system.procs[1].pid

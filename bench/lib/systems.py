@@ -9,7 +9,7 @@ import shutil
 import signal
 import subprocess
 
-from .proc import (Proc, StartError, admin_get, children, descendants, free_port, http_get, rss_kib, wait_file,
+from .proc import (Proc, StartError, admin_get, children, descendants, free_port, http_get, rss_kib, stat_fields, wait_file,
                    wait_http)
 
 IS_ROOT = os.geteuid() == 0
@@ -152,8 +152,22 @@ class Ferry(System):
 
     def php_pids(self):
         # Every PHP process: with pool.boot: fork the workers are the zygote's children,
-        # not Ferry's, and the zygote is PHP too.
-        return descendants(self.procs[0].pid) if self.procs else []
+        # not Ferry's, and the zygote is PHP too. After a refork the workers and their
+        # mold are outside Ferry's tree: the admin socket names them.
+        if not self.procs:
+            return []
+        pids = set(descendants(self.procs[0].pid))
+        if self.admin:
+            try:
+                workers = {w["PID"] for w in admin_get(self.admin_socket, "/workers") if w.get("PID")}
+            except (OSError, ValueError, http.client.HTTPException):
+                workers = set()
+            pids |= workers
+            for w in workers:
+                f = stat_fields(w)
+                if f and int(f[1]) > 1 and int(f[1]) != self.procs[0].pid:
+                    pids.add(int(f[1]))
+        return sorted(pids)
 
     def worker_pids(self):
         """The workers alone, without the zygote: the admin socket's /workers when it is

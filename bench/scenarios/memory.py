@@ -8,13 +8,19 @@ from lib.proc import StartError
 NAME = "memory"
 TITLE = "memory per system after load (RSS, PSS, USS of whole process trees): Ferry fork / exec vs nginx + php-fpm"
 DEFAULT_WORKERS = 4  # issue 33's figures are for 4 PHP processes per system
-SYSTEMS = (("fork", "Ferry, boot: fork"), ("exec", "Ferry, boot: exec"), ("fpm", "nginx + php-fpm"))
+# A refork after this many requests happens early in each load, and the workers then
+# replaced from the warm mold serve the rest of it.
+REFORK_AFTER = 1000
+SYSTEMS = (("fork", "Ferry, boot: fork"), ("exec", "Ferry, boot: exec"), ("fpm", "nginx + php-fpm"),
+           ("refork", f"Ferry, fork + refork_after: {REFORK_AFTER}"))
 
 
 def systems(ctx, app, workers):
     return [app.ferry_system(ctx, "fork", SYSTEMS[0][1], workers),
             app.ferry_system(ctx, "exec", SYSTEMS[1][1], workers),
-            app.fpm_system(ctx, SYSTEMS[2][1], workers)]
+            app.fpm_system(ctx, SYSTEMS[2][1], workers),
+            app.ferry_system(ctx, "fork", SYSTEMS[3][1], workers, suffix="refork",
+                             pool={"refork_after": REFORK_AFTER})]
 
 
 def alone(ctx, app, s):
@@ -110,7 +116,7 @@ def summary_lines(name, d):
     m = d["measured"]
     fpm = m.get(f"{name}-fpm", {}).get("memory", {}).get("total", {}).get("pss")
     out = []
-    for suffix in ("fork", "exec"):
+    for suffix in ("fork", "exec", "refork"):
         t = m.get(f"{name}-{suffix}", {}).get("memory", {}).get("total")
         if t and fpm:
             out.append(f"{name}: total PSS Ferry {suffix} {t['pss'] / 1024:.1f} MiB, {t['pss'] / fpm:.2f}x nginx+FPM's "
@@ -130,7 +136,8 @@ def run(ctx):
     workers = ctx.workers if ctx.workers_given else DEFAULT_WORKERS
     sec.add(f"Each app on three systems with {workers} PHP processes each (`--workers`, default {DEFAULT_WORKERS} "
             "here): Ferry with `pool.boot: fork` (ferry → zygote → workers), Ferry with `pool.boot: exec` (every "
-            "worker its own `php`), and nginx + php-fpm (`pm = static`, opcache on, `validate_timestamps=0`, JIT off,"
+            f"worker its own `php`), Ferry with `pool.boot: fork` and `pool.refork_after: {REFORK_AFTER}` (a warm worker "
+            "becomes the mold early in the load and the workers are replaced from it), and nginx + php-fpm (`pm = static`, opcache on, `validate_timestamps=0`, JIT off,"
             " as in the other scenarios; Ferry gets the same opcache settings). First the three are started side by "
             "side and loaded by wrk in alternation for req/s (one run of `--duration` seconds each is enough to show "
             "that fork loses no req/s against exec; on a shared machine the figures are indicative). Then each is "

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 from quickrun import QuickRun
 
-MODES = ("fork", "exec", "fpm")
+MODES = ("fork", "exec", "fpm", "refork")
 
 
 def scenario(test):
@@ -37,7 +37,8 @@ class QuickMemoryTest(QuickRun, unittest.TestCase):
                 m = app["measured"][key]["memory"]
                 self.assertEqual(m["workers"], 4, key)
                 roles = {r: v["n"] for r, v in m["roles"].items()}
-                want = {"fork": {"ferry": 1, "zygote": 1, "worker": 4}, "exec": {"ferry": 1, "worker": 4}}
+                want = {"fork": {"ferry": 1, "zygote": 1, "worker": 4}, "exec": {"ferry": 1, "worker": 4},
+                        "refork": {"ferry": 1, "zygote": 1, "worker": 4}}
                 if mode in want:
                     self.assertEqual(roles, want[mode], key)
                 else:
@@ -63,7 +64,7 @@ class QuickMemoryTest(QuickRun, unittest.TestCase):
         charts = re.findall(r"!\[[^\]]*\]\(([^)]+\.svg)\)", md)
         self.assertEqual(charts, ["memory_pss.svg"])
         root = ET.parse(os.path.join(self.dir, charts[0])).getroot()
-        self.assertEqual(len([e for e in root.iter() if e.tag.endswith("rect")]), 1 + 12)  # background + bars
+        self.assertEqual(len([e for e in root.iter() if e.tag.endswith("rect")]), 1 + 16)  # background + bars
 
 
 class QuickRespawnTest(QuickRun, unittest.TestCase):
