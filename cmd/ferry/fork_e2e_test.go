@@ -199,20 +199,7 @@ func failToStart(t *testing.T, yaml string, env ...string) string {
 // forked worker: the zygote refuses to fork, naming it and what to do,
 // unless its library declared that it reopens it after a fork.
 func TestForkRefusesAConnectionOpenedAtBoot(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	ln := holdingListener(t)
 	out := failToStart(t, forkConfig(""), "FORK_TEST_CONNECT="+ln.Addr().String())
 	for _, want := range []string{"while booting", "-> " + ln.Addr().String(), "Open it in the first request", "pool.boot: exec"} {
 		if !strings.Contains(out, want) {
@@ -386,20 +373,7 @@ func forkReforkSharesAWarmWorker(t *testing.T, php string) {
 // A worker that keeps a connection between requests is not made a mold:
 // its children would share it. The generation keeps its zygote and serves on.
 func TestForkReforkRefusesAWorkerHoldingAConnection(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	ln := holdingListener(t)
 	s := startFerry(t, strings.Replace(forkConfig("  refork_after: 10\n"), "num_workers: 2", "num_workers: 1", 1))
 	for range 12 {
 		resp, body := get(t, s.url+"/connect?to="+ln.Addr().String())
@@ -413,4 +387,36 @@ func TestForkReforkRefusesAWorkerHoldingAConnection(t *testing.T) {
 	}
 	resp, body := get(t, s.url+"/who")
 	expectStatus(t, resp, body, 200)
+}
+
+// holdingListener accepts connections and keeps them open until the test ends,
+// as a database server would while a client stays connected.
+func holdingListener(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	return ln
 }

@@ -24,14 +24,8 @@ type pipes struct {
 }
 
 func (p pipes) Start(ctx context.Context, cmd *exec.Cmd, started func()) (*Conn, error) {
-	jobsR, jobsW, err := os.Pipe()
+	jobsR, jobsW, ansR, ansW, err := relayPipes()
 	if err != nil {
-		return nil, err
-	}
-	ansR, ansW, err := os.Pipe()
-	if err != nil {
-		jobsR.Close()
-		jobsW.Close()
 		return nil, err
 	}
 	var token string
@@ -91,19 +85,26 @@ func (p pipes) handshake(ctx context.Context, jobsW, ansR *os.File, token string
 	return c, nil
 }
 
+// relayPipes makes the two pipes of a relay: jobs (the worker reads jobsR)
+// and answers (it writes ansW).
+func relayPipes() (jobsR, jobsW, ansR, ansW *os.File, err error) {
+	if jobsR, jobsW, err = os.Pipe(); err != nil {
+		return
+	}
+	if ansR, ansW, err = os.Pipe(); err != nil {
+		jobsR.Close()
+		jobsW.Close()
+	}
+	return
+}
+
 // StartForked connects to a worker forked by a zygote (internal/forkserver):
 // launch hands it jobs and answers, the ends of its relay pipes, and returns
 // once it exists; the worker then answers the handshake with token, as a
 // worker started with FERRY_RELAY=pipes:3,4 would.
 func StartForked(ctx context.Context, maxFrame uint32, token string, launch func(jobs, answers *os.File) error) (*Conn, error) {
-	jobsR, jobsW, err := os.Pipe()
+	jobsR, jobsW, ansR, ansW, err := relayPipes()
 	if err != nil {
-		return nil, err
-	}
-	ansR, ansW, err := os.Pipe()
-	if err != nil {
-		jobsR.Close()
-		jobsW.Close()
 		return nil, err
 	}
 	err = launch(jobsR, ansW)
