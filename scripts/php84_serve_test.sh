@@ -42,18 +42,24 @@ EOF
   url=$(sed -n 's/.*msg="ferry serving" url=\([^ ]*\).*/\1/p' "$TMP/log" | head -n 1)
   body=$(curl -sS --max-time 10 "$url/") || fail "no answer from $url"
   [ "$body" = "Hello, world" ] || fail "answer: $body"
-  local workers
-  workers=$(pgrep -P "$pid") || fail "no worker processes"
+  # pool.boot: fork: ferry's child is the zygote, and the workers are its children, holding
+  # the relay pipes it was handed (at whatever descriptors the fork left them).
+  local zygote workers pipes
+  zygote=$(pgrep -P "$pid") || fail "no zygote process"
+  workers=$(pgrep -P "$zygote") || fail "no worker processes"
+  for w in $zygote $workers; do
+    [ "$(readlink "/proc/$w/root")" = "$ROOT" ] || fail "process $w does not run in $ROOT"
+    grep -q '^Name:.*php' "/proc/$w/status" || fail "process $w is not php: $(cat "/proc/$w/comm")"
+  done
   for w in $workers; do
-    [ "$(readlink "/proc/$w/root")" = "$ROOT" ] || fail "worker $w does not run in $ROOT"
-    [ -p "/proc/$w/fd/3" ] && [ -p "/proc/$w/fd/4" ] || fail "worker $w has no relay pipes on fds 3 and 4"
-    grep -q '^Name:.*php' "/proc/$w/status" || fail "worker $w is not php: $(cat "/proc/$w/comm")"
+    pipes=$(find "/proc/$w/fd" -mindepth 1 -lname 'pipe:*' ! -name 0 ! -name 1 ! -name 2 | wc -l)
+    [ "$pipes" -ge 2 ] || fail "worker $w has no relay pipes beside its standard streams"
   done
   kill -TERM "$pid"
   wait "$pid" || fail "ferry exited with $? on SIGTERM"
   pid=""
-  for w in $workers; do
-    [ -d "/proc/$w" ] && fail "worker $w outlived ferry"
+  for w in $zygote $workers; do
+    [ -d "/proc/$w" ] && fail "process $w outlived ferry"
   done
   true
 }

@@ -420,3 +420,42 @@ func holdingListener(t *testing.T) net.Listener {
 	}()
 	return ln
 }
+
+// SIGTERM leaves no PHP process behind: the zygote and any refork's mold exit
+// before ferry does, as its workers do.
+func TestForkShutdownLeavesNoZygote(t *testing.T) {
+	s := startFerry(t, forkConfig("  refork_after: 5\n"))
+	for range 10 {
+		resp, body := get(t, s.url+"/who")
+		expectStatus(t, resp, body, 200)
+	}
+	until(t, "a refork", 20*time.Second, func() bool { return moldLine.MatchString(s.logText()) })
+	m := moldLine.FindStringSubmatch(s.logText())
+	mold, _ := strconv.Atoi(m[2])
+	pids := []int{mold}
+	for _, w := range s.workers(t) {
+		pids = append(pids, w.PID)
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("ferry did not stop")
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d (mold %d) outlived ferry", pid, mold)
+		}
+	}
+}
+
+// alive tells a process that has not exited: a zombie has, and waits only for
+// its parent (init, for a mold's orphans) to collect it.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b)[strings.LastIndexByte(string(b), ')')+2:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}

@@ -42,6 +42,9 @@ type Zygote struct {
 	pid   int
 	token string
 	kill  func()
+	// exited is closed once an adopted mold's process has gone (Adopt);
+	// a zygote Start launched is its caller's to wait for.
+	exited chan struct{}
 
 	wmu sync.Mutex // one request on the socket at a time
 
@@ -183,16 +186,23 @@ func Adopt(ctx context.Context, l *Listener, token string) (*Zygote, error) {
 			pidfdWait(f)
 			pidfdReap(f)
 			f.Close()
+			close(z.exited)
 		}()
 	} else {
 		z.kill = func() { syscall.Kill(pid, syscall.SIGKILL) }
+		go func() {
+			for syscall.Kill(pid, 0) == nil {
+				time.Sleep(50 * time.Millisecond)
+			}
+			close(z.exited)
+		}()
 	}
 	go z.readLoop()
 	return z, nil
 }
 
 func newZygote(conn *net.UnixConn, pid int, token string, kill func()) *Zygote {
-	return &Zygote{conn: conn, pid: pid, token: token, kill: kill,
+	return &Zygote{conn: conn, pid: pid, token: token, kill: kill, exited: make(chan struct{}),
 		waiting: map[uint64]chan forked{}, status: map[int]string{}, exits: map[int]chan struct{}{}, dead: make(chan struct{})}
 }
 
@@ -245,6 +255,10 @@ func (z *Zygote) Err() error {
 
 // Close asks the zygote to exit: it sees its socket close. Its children live on.
 func (z *Zygote) Close() error { return z.conn.Close() }
+
+// Exited is closed once an adopted mold has exited (see Adopt); never for a
+// zygote Start launched, whose caller waits for its process.
+func (z *Zygote) Exited() <-chan struct{} { return z.exited }
 
 // Kill ends the zygote at once.
 func (z *Zygote) Kill() { z.kill() }

@@ -29,8 +29,9 @@ type zygoteError struct{ error }
 
 type zslot struct {
 	z      *forkserver.Zygote
-	status func() string // how its process exited, once Dead is closed
-	ready  chan struct{} // closed once z or err is set
+	status func() string   // how its process exited, once Dead is closed
+	exited <-chan struct{} // closed once its process has exited
+	ready  chan struct{}   // closed once z or err is set
 	err    error
 }
 
@@ -66,7 +67,7 @@ func (p *Pool) zygoteFor(ctx context.Context, gen int, set *Settings) (*forkserv
 	p.zyg.byGen[gen] = s
 	p.zyg.mu.Unlock()
 
-	s.z, s.status, s.err = p.startZygote(ctx, set)
+	s.z, s.status, s.exited, s.err = p.startZygote(ctx, set)
 	if s.err != nil {
 		p.zyg.mu.Lock()
 		delete(p.zyg.byGen, gen)
@@ -94,13 +95,43 @@ func (p *Pool) watchZygote(gen int, s *zslot, z *forkserver.Zygote) {
 	}
 }
 
+// waitZygotes closes every zygote and waits until their processes have
+// exited, so that a shutdown leaves no PHP process behind; one that does not
+// go within d is killed.
+func (p *Pool) waitZygotes(d time.Duration) {
+	p.zyg.mu.Lock()
+	var slots []*zslot
+	for gen, s := range p.zyg.byGen {
+		slots = append(slots, s)
+		delete(p.zyg.byGen, gen)
+	}
+	p.zyg.mu.Unlock()
+	for _, s := range slots {
+		select {
+		case <-s.ready: // one still booting is let finish, bounded by allocate_timeout
+		case <-time.After(p.opt.AllocateTimeout):
+			continue
+		}
+		if s.z == nil {
+			continue
+		}
+		s.z.Close()
+		select {
+		case <-s.exited:
+		case <-time.After(d):
+			s.z.Kill()
+			<-s.exited
+		}
+	}
+}
+
 // closeZygotesLocked lets the zygotes of generations that have no worker
-// left exit, and every zygote once the pool stops.
+// left exit; a stopping pool's are waitZygotes' to close.
 func (p *Pool) closeZygotesLocked() {
 	p.zyg.mu.Lock()
 	defer p.zyg.mu.Unlock()
 	for gen, s := range p.zyg.byGen {
-		if !p.stopping && (gen >= p.gen || p.hasGenLocked(gen)) {
+		if p.stopping || gen >= p.gen || p.hasGenLocked(gen) {
 			continue
 		}
 		select {
@@ -125,7 +156,7 @@ func (p *Pool) hasGenLocked(gen int) bool {
 
 // startZygote runs the worker command as a zygote (forkserver) and waits
 // until it has booted the application.
-func (p *Pool) startZygote(ctx context.Context, set *Settings) (*forkserver.Zygote, func() string, error) {
+func (p *Pool) startZygote(ctx context.Context, set *Settings) (*forkserver.Zygote, func() string, <-chan struct{}, error) {
 	out := phplog.New(p.log)
 	cmd := exec.Command(set.Command[0], set.Command[1:]...)
 	cmd.Dir = set.Dir
@@ -154,7 +185,7 @@ func (p *Pool) startZygote(ctx context.Context, set *Settings) (*forkserver.Zygo
 			case <-time.After(2 * time.Second):
 			}
 		}
-		return nil, nil, zygoteError{zygoteBootError(set, cmd, err, out)}
+		return nil, nil, nil, zygoteError{zygoteBootError(set, cmd, err, out)}
 	}
 	p.log.Info("zygote ready", "pid", z.PID(), "boot", time.Since(started).Round(time.Millisecond))
 	status := func() string {
@@ -165,7 +196,7 @@ func (p *Pool) startZygote(ctx context.Context, set *Settings) (*forkserver.Zygo
 			return "closed its socket"
 		}
 	}
-	return z, status, nil
+	return z, status, exited, nil
 }
 
 // zygoteBootError reads as a worker's failed start does (worker.go), since

@@ -83,7 +83,7 @@ func (p *Pool) refork(gen int, w *Worker) {
 		return
 	}
 	old := s.z
-	s.z, s.status = z, func() string { return "closed its socket" }
+	s.z, s.status, s.exited = z, func() string { return "closed its socket" }, z.Exited()
 	p.zyg.mu.Unlock()
 	old.Close()
 	go p.watchZygote(gen, s, z)

@@ -43,6 +43,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		p.mu.Unlock()
 		<-all
 	}
+	p.waitZygotes(p.opt.DestroyTimeout)
 	p.stopOnce.Do(func() { close(p.stopped) })
 	p.relay.Close()
 	return err
