@@ -1,36 +1,46 @@
 package forkserver
 
 import (
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// Child is a worker forked by a zygote. It is the zygote's child, not the
-// server's, so it is watched through a pidfd: that works for any process and
+// process is a process this server did not start (a zygote's child, a
+// refork's mold), watched through a pidfd: that works for any process and
 // cannot be fooled by a reused pid.
-type Child struct {
-	PID    int
-	z      *Zygote
-	pidfd  *os.File // nil where the kernel has no pidfd_open (before Linux 5.3)
-	done   chan struct{}
-	status string
+type process struct {
+	pid   int
+	pidfd *os.File      // nil where the kernel has no pidfd_open (before Linux 5.3)
+	done  chan struct{} // closed once it has exited
 }
 
-func (z *Zygote) watch(pid int) *Child {
-	c := &Child{PID: pid, z: z, done: make(chan struct{})}
+func openProcess(pid int) *process {
+	p := &process{pid: pid, done: make(chan struct{})}
 	if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
-		c.pidfd = os.NewFile(uintptr(fd), "pidfd")
+		p.pidfd = os.NewFile(uintptr(fd), "pidfd")
 	}
-	go c.wait()
-	return c
+	return p
 }
 
-// pidfdWait returns once the process of f (a PIDFD_NONBLOCK pidfd) has exited.
-func pidfdWait(f *os.File) {
-	if rc, err := f.SyscallConn(); err == nil {
+// watch closes p.done once the process has exited, and collects it if it is
+// this server's child: a process whose parent went is reparented to the
+// nearest subreaper, which is this server when it runs as a container's pid
+// 1, and would stay a zombie there. Otherwise it is not ours to collect.
+func (p *process) watch() {
+	if p.pidfd == nil {
+		for syscall.Kill(p.pid, 0) == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(p.done)
+		return
+	}
+	if rc, err := p.pidfd.SyscallConn(); err == nil {
 		// A pidfd reads as ready once its process has exited: the first
 		// call asks the poller to wait for that, the second returns.
 		first := true
@@ -41,39 +51,79 @@ func pidfdWait(f *os.File) {
 			}
 			return true
 		})
-	}
-}
-
-// pidfdReap collects the exited process of f if it is this server's child:
-// a process whose parent went is reparented to the nearest subreaper, which
-// is this server when it runs as a container's pid 1, and would stay a
-// zombie there. Otherwise it is not ours, and this does nothing.
-func pidfdReap(f *os.File) {
-	if rc, err := f.SyscallConn(); err == nil {
 		rc.Control(func(fd uintptr) {
 			var info unix.Siginfo
 			unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG, nil)
 		})
 	}
+	close(p.done)
+	p.pidfd.Close()
 }
 
-func (c *Child) wait() {
-	if c.pidfd != nil {
-		pidfdWait(c.pidfd)
-		pidfdReap(c.pidfd)
-	} else {
-		for syscall.Kill(c.PID, 0) == nil {
-			time.Sleep(50 * time.Millisecond)
+// kill sends SIGKILL while the process lives, to it only.
+func (p *process) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	if p.pidfd != nil {
+		if rc, err := p.pidfd.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { unix.PidfdSendSignal(int(fd), unix.SIGKILL, nil, 0) })
+			return
 		}
 	}
-	c.status = c.z.statusOf(c.PID)
-	if c.status == "" {
-		c.status = "exited (status unknown: its zygote had gone)"
+	syscall.Kill(p.pid, syscall.SIGKILL)
+}
+
+// parent reads the process's parent pid; 0 when it is gone.
+func parent(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
 	}
-	close(c.done)
-	if c.pidfd != nil {
-		c.pidfd.Close()
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
 	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// Child is a worker forked by a zygote.
+type Child struct {
+	PID    int
+	p      *process
+	done   chan struct{}
+	status string
+}
+
+// adopt watches the child the zygote says it forked. Its pidfd is opened
+// before its parent is checked, so a pid the zygote names that is not its
+// own child (a mistake, or an app that writes on the zygote's socket) is
+// refused, never watched or killed.
+func (z *Zygote) adopt(pid int) (*Child, error) {
+	p := openProcess(pid)
+	if parent(pid) != z.pid {
+		if p.pidfd != nil {
+			p.pidfd.Close()
+		}
+		z.mu.Lock()
+		delete(z.children, pid)
+		z.mu.Unlock()
+		return nil, fmt.Errorf("the zygote named pid %d as its new worker, which is not its child", pid)
+	}
+	c := &Child{PID: pid, p: p, done: make(chan struct{})}
+	go func() {
+		p.watch()
+		c.status = z.statusOf(pid)
+		if c.status == "" {
+			c.status = "exited (status unknown: its zygote had gone)"
+		}
+		close(c.done)
+	}()
+	return c, nil
 }
 
 // Done is closed once the child has exited.
@@ -84,23 +134,7 @@ func (c *Child) Done() <-chan struct{} { return c.done }
 func (c *Child) Status() string { return c.status }
 
 // Kill sends SIGKILL, to this process only even if its pid was reused.
-func (c *Child) Kill() { c.Signal(unix.SIGKILL) }
-
-// Signal sends sig to the child while it lives.
-func (c *Child) Signal(sig unix.Signal) {
-	select {
-	case <-c.done:
-		return
-	default:
-	}
-	if c.pidfd != nil {
-		if rc, err := c.pidfd.SyscallConn(); err == nil {
-			rc.Control(func(fd uintptr) { unix.PidfdSendSignal(int(fd), sig, nil, 0) })
-			return
-		}
-	}
-	syscall.Kill(c.PID, sig)
-}
+func (c *Child) Kill() { c.p.kill() }
 
 // rights packs fds for a unix socket message.
 func rights(fds []int) []byte {

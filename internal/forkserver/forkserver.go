@@ -17,6 +17,7 @@ package forkserver
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,14 +28,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
-
-// EnvRelay is where a zygote finds the socket it must connect to.
-const EnvRelay = "FERRY_RELAY"
 
 // Zygote is one booted PHP process that forks workers.
 type Zygote struct {
@@ -48,13 +43,14 @@ type Zygote struct {
 
 	wmu sync.Mutex // one request on the socket at a time
 
-	mu      sync.Mutex
-	next    uint64
-	waiting map[uint64]chan forked
-	status  map[int]string        // exit statuses reported, until their child collects them
-	exits   map[int]chan struct{} // closed when a child's status is reported
-	dead    chan struct{}         // closed when the zygote has gone
-	err     error                 // why it went
+	mu       sync.Mutex
+	next     uint64
+	waiting  map[uint64]chan forked
+	children map[int]bool          // the pids of the workers it forked, watched
+	status   map[int]string        // exit statuses of children, until collected
+	exits    map[int]chan struct{} // closed when a child's status is reported
+	dead     chan struct{}         // closed when the zygote has gone
+	err      error                 // why it went, for the forks still waiting
 }
 
 type forked struct {
@@ -150,7 +146,7 @@ func Start(ctx context.Context, cmd *exec.Cmd, dir string, started func(pid int)
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, EnvRelay+"=zygote:unix://"+l.path, "FERRY_RELAY_TOKEN="+token)
+	cmd.Env = append(cmd.Env, "FERRY_RELAY=zygote:unix://"+l.path, "FERRY_RELAY_TOKEN="+token)
 	if err := cmd.Start(); err != nil {
 		return nil, &BootError{Reason: "cannot start the zygote: " + err.Error()}
 	}
@@ -174,36 +170,17 @@ func Adopt(ctx context.Context, l *Listener, token string) (*Zygote, error) {
 	if err != nil {
 		return nil, err
 	}
-	z := newZygote(conn, pid, token, nil)
-	if fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK); err == nil {
-		f := os.NewFile(uintptr(fd), "pidfd")
-		z.kill = func() {
-			if rc, err := f.SyscallConn(); err == nil {
-				rc.Control(func(fd uintptr) { unix.PidfdSendSignal(int(fd), unix.SIGKILL, nil, 0) })
-			}
-		}
-		go func() {
-			pidfdWait(f)
-			pidfdReap(f)
-			f.Close()
-			close(z.exited)
-		}()
-	} else {
-		z.kill = func() { syscall.Kill(pid, syscall.SIGKILL) }
-		go func() {
-			for syscall.Kill(pid, 0) == nil {
-				time.Sleep(50 * time.Millisecond)
-			}
-			close(z.exited)
-		}()
-	}
+	p := openProcess(pid)
+	z := newZygote(conn, pid, token, p.kill)
+	z.exited = p.done
+	go p.watch()
 	go z.readLoop()
 	return z, nil
 }
 
 func newZygote(conn *net.UnixConn, pid int, token string, kill func()) *Zygote {
 	return &Zygote{conn: conn, pid: pid, token: token, kill: kill, exited: make(chan struct{}),
-		waiting: map[uint64]chan forked{}, status: map[int]string{}, exits: map[int]chan struct{}{}, dead: make(chan struct{})}
+		waiting: map[uint64]chan forked{}, children: map[int]bool{}, status: map[int]string{}, exits: map[int]chan struct{}{}, dead: make(chan struct{})}
 }
 
 // hello reads the zygote's first message: its pid and token, or why it refuses.
@@ -224,7 +201,7 @@ func hello(ctx context.Context, conn *net.UnixConn, token string) (int, error) {
 	if m.Error != "" {
 		return 0, &BootError{Reason: m.Error}
 	}
-	if m.Token != token || m.Zygote <= 0 {
+	if subtle.ConstantTimeCompare([]byte(m.Token), []byte(token)) != 1 || m.Zygote <= 0 {
 		return 0, &BootError{Reason: "the process on the zygote socket did not present the zygote's token"}
 	}
 	return m.Zygote, nil
@@ -243,15 +220,8 @@ func newToken() string {
 // PID is the zygote's process id.
 func (z *Zygote) PID() int { return z.pid }
 
-// Dead is closed once the zygote has gone; Err then says why.
+// Dead is closed once the zygote has gone.
 func (z *Zygote) Dead() <-chan struct{} { return z.dead }
-
-// Err says why the zygote went, once Dead is closed.
-func (z *Zygote) Err() error {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.err
-}
 
 // Close asks the zygote to exit: it sees its socket close. Its children live on.
 func (z *Zygote) Close() error { return z.conn.Close() }
@@ -290,10 +260,14 @@ func (z *Zygote) readLoop() {
 				f := forked{pid: m.PID}
 				if m.Error != "" || m.PID <= 0 {
 					f.err = errors.New("the zygote could not fork: " + m.Error)
+				} else {
+					// Before its exit can be read: the report follows on this socket.
+					z.children[m.PID] = true
 				}
 				ch <- f
 			}
-		case m.Exit > 0:
+		case z.children[m.Exit]: // of nobody else's does it keep a status
+			delete(z.children, m.Exit)
 			z.status[m.Exit] = m.Status
 			if ch := z.exits[m.Exit]; ch != nil {
 				close(ch)
@@ -359,7 +333,7 @@ func (z *Zygote) Fork(ctx context.Context, files []*os.File, env map[string]stri
 	if f.err != nil {
 		return nil, f.err
 	}
-	return z.watch(f.pid), nil
+	return z.adopt(f.pid)
 }
 
 // Output gives the zygote a log pipe of its own, copied to w until every
