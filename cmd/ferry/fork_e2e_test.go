@@ -459,3 +459,21 @@ func alive(pid int) bool {
 	f := strings.Fields(string(b)[strings.LastIndexByte(string(b), ')')+2:])
 	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
+
+// Without FFI the workers write their log lines to the zygote's stdout, which
+// they inherited: it is read until they are all gone, also once the zygote
+// exited (it was closed a second after, and their later lines were lost:
+// PHP's CLI ignores SIGPIPE).
+func TestForkWorkersWithoutFFIOutliveTheirZygotesLog(t *testing.T) {
+	s := startFerry(t, forkConfig("  php:\n    extension: \"off\"\n    ini:\n      ffi.enable: \"0\"\n"))
+	z := zygotePIDs(s)[0]
+	syscall.Kill(z, syscall.SIGKILL)
+	// Logged once its exit is settled, output included.
+	until(t, "the zygote's death logged", 20*time.Second, func() bool {
+		return strings.Contains(s.logText(), `msg="zygote exited; its workers go on serving`)
+	})
+	for pid := range eachWorker(t, s, "/log") {
+		line := "fork-test line from " + strconv.Itoa(pid)
+		until(t, "the line of worker "+strconv.Itoa(pid), 10*time.Second, func() bool { return strings.Contains(s.logText(), line) })
+	}
+}

@@ -158,11 +158,15 @@ func (p *Pool) hasGenLocked(gen int) bool {
 // until it has booted the application.
 func (p *Pool) startZygote(ctx context.Context, set *Settings) (*forkserver.Zygote, func() string, <-chan struct{}, error) {
 	out := phplog.New(p.log)
+	logW, copied, err := logPipe(out)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer logW.Close() // the zygote has its own copy once started
 	cmd := exec.Command(set.Command[0], set.Command[1:]...)
 	cmd.Dir = set.Dir
 	cmd.Env = append(os.Environ(), set.Env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.WaitDelay = time.Second
+	cmd.Stdout, cmd.Stderr = logW, logW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -172,6 +176,10 @@ func (p *Pool) startZygote(ctx context.Context, set *Settings) (*forkserver.Zygo
 		out.SetPID(pid)
 		go func() {
 			cmd.Wait()
+			select { // what it printed last (a failed boot's error), unless its workers hold the pipe
+			case <-copied:
+			case <-time.After(time.Second):
+			}
 			out.Close()
 			close(exited)
 			cancel(errors.New("the zygote exited (" + cmd.ProcessState.String() + ")"))
@@ -197,6 +205,26 @@ func (p *Pool) startZygote(ctx context.Context, set *Settings) (*forkserver.Zygo
 		}
 	}
 	return z, status, exited, nil
+}
+
+// logPipe returns the write end of a pipe whose lines go to out, and a
+// channel closed once every process holding it has closed it. Forked
+// processes inherit their parent's output: a zygote's workers without FFI
+// write to its stdout, a refork's mold to its worker's. So the pipe is read
+// until the last of them is gone, never closed under them when the process
+// it was made for exits (their lines would be lost).
+func logPipe(out io.Writer) (*os.File, <-chan struct{}, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(out, r)
+		r.Close()
+		close(copied)
+	}()
+	return w, copied, nil
 }
 
 // zygoteBootError reads as a worker's failed start does (worker.go), since
@@ -228,35 +256,24 @@ func (w *Worker) bootForked(ctx context.Context, cancel context.CancelCauseFunc,
 		return nil, err
 	}
 	return relay.StartForked(ctx, w.pool.opt.MaxFrame, z.Token(), func(jobs, answers *os.File) error {
-		logR, logW, err := os.Pipe()
+		logW, copied, err := logPipe(w.out)
 		if err != nil {
 			return err
 		}
 		c, err := z.Fork(ctx, []*os.File{jobs, answers, logW}, env)
 		logW.Close()
 		if err != nil {
-			logR.Close()
 			return err
 		}
 		w.pool.mu.Lock() // Workers() lists starting workers too
 		w.child, w.pid, w.zygote = c, c.PID, z
 		w.pool.mu.Unlock()
 		w.out.SetPID(c.PID)
-		copied := make(chan struct{})
-		go func() {
-			io.Copy(w.out, logR)
-			close(copied)
-		}()
 		go func() {
 			<-c.Done()
-			// Whatever the worker left holding its log pipe (a refork's mold, a
-			// process it started) may go on writing there: the pipe is read until
-			// they all close it, so none of them meets a pipe without a reader.
-			select {
+			select { // its last lines, unless something it left holds the pipe
 			case <-copied:
-				logR.Close()
 			case <-time.After(time.Second):
-				go func() { <-copied; logR.Close() }()
 			}
 			w.out.Close()
 			close(w.exited)
