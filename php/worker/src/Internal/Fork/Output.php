@@ -15,18 +15,29 @@ namespace Ferry\Worker\Internal\Fork;
  */
 final class Output
 {
+    /** libc's dup2(), bound once in the zygote; false without FFI */
+    private static \FFI|false|null $libc = null;
+
+    /** Binds dup2() before the forks, so that no worker parses the declaration again. */
+    public static function prepare(): void
+    {
+        if (self::$libc === null) {
+            try {
+                self::$libc = \extension_loaded('ffi') ? \FFI::cdef('int dup2(int oldfd, int newfd);') : false;
+            } catch (\Throwable) {
+                self::$libc = false; // ffi.enable=false: the zygote's streams stay, as documented above
+            }
+        }
+    }
+
     /** @param resource $pipe */
     public static function redirect($pipe): void
     {
-        $fd = self::descriptor($pipe);
-        if ($fd !== null && \extension_loaded('ffi')) {
-            try {
-                $libc = \FFI::cdef('int dup2(int oldfd, int newfd);');
-                $libc->dup2($fd, 1);
-                $libc->dup2($fd, 2);
-            } catch (\Throwable) {
-                // ffi.enable=false: the zygote's streams stay, as documented above.
-            }
+        self::prepare();
+        $fd = self::$libc !== false ? self::descriptor($pipe) : null;
+        if ($fd !== null) {
+            self::$libc->dup2($fd, 1);
+            self::$libc->dup2($fd, 2);
         }
         fclose($pipe);
     }

@@ -61,6 +61,7 @@ final class Zygote
         foreach (self::WORKER_CLASSES as $class) {
             class_exists($class);
         }
+        Output::prepare();
         // What the boot left for the collector would otherwise be collected once in every child.
         gc_collect_cycles();
         self::send($socket, ['zygote' => getmypid(), 'token' => $token]);
