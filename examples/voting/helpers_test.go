@@ -84,6 +84,14 @@ func startFerry(t testing.TB, tt *tarantool, fibers bool) *ferry {
 func startFerryWith(t testing.TB, uri string, workers int, fibers bool) *ferry {
 	t.Helper()
 	dir := t.TempDir()
+	// A hung Tarantool must give its 503 quickly, so the read timeout is short; but in a
+	// replica set a synchronous write may wait up to replication_synchro_timeout (2 s in
+	// init.lua) for its quorum, and a client that gives up before that turns a slow commit
+	// (a loaded CI machine under -race) into a 503.
+	readTimeout := "1"
+	if strings.Contains(uri, ",") {
+		readTimeout = "3"
+	}
 	// Port 0: ferry picks a free port and names it in its first line, so no
 	// other process can take it between a probe and the listen.
 	cfg := fmt.Sprintf(`server:
@@ -96,10 +104,10 @@ pool:
   env:
     VOTING_TARANTOOL: %q
     VOTING_CONNECT_TIMEOUT: "0.5"
-    VOTING_READ_TIMEOUT: "1"
+    VOTING_READ_TIMEOUT: %q
 admin: {socket: %q}
 log: {level: warn}
-`, filepath.Join(exampleDir, "public"), filepath.Join(exampleDir, "worker.php"), workers, fibers, uri, filepath.Join(dir, "admin.sock"))
+`, filepath.Join(exampleDir, "public"), filepath.Join(exampleDir, "worker.php"), workers, fibers, uri, readTimeout, filepath.Join(dir, "admin.sock"))
 	cfgPath := filepath.Join(dir, "ferry.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

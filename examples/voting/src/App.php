@@ -28,7 +28,8 @@ final class App
                 default => $this->error($r, 404, 'not_found', 'No such page.'),
             };
         } catch (Unavailable $e) {
-            error_log('voting: ' . $e->getMessage());
+            // PSR-3's "[warning] " head: Ferry logs the line at warn, so a 503's cause is seen.
+            error_log('[warning] voting: ' . $e->getMessage());
             $response = $this->error($r, 503, 'unavailable', 'The rating database is not reachable right now. Please try again in a few seconds.');
             $response->headers['Retry-After'] = '5';
             return $response;

@@ -123,7 +123,7 @@ final class Store
             if (!$this->replicaSet || !$failover) {
                 throw $e;
             }
-            error_log('voting: session not refreshed, no writable Tarantool: ' . $e->getMessage());
+            error_log('[warning] voting: session not refreshed, no writable Tarantool: ' . $e->getMessage());
             return true;
         }
     }
