@@ -1,0 +1,88 @@
+/*
+ * HTTP/1.1 request parsing for direct mode (server.mode: direct), where a worker reads its
+ * clients' requests itself. Plain C with no PHP in it, so that libFuzzer runs it alone
+ * (fuzz/http_fuzz.c). The verdicts are the Go front's (internal/gateway: fasthttp plus
+ * grammar.go and check.go): every request the front refuses is refused here with the same
+ * status, and every request it serves is served with the same method, target, host and
+ * header fields (cmd/ferry/direct_verdicts_e2e_test.go compares the two).
+ *
+ * Nothing here allocates: a parsed head points into the caller's buffer, and the header
+ * slots are the caller's array.
+ */
+#ifndef FERRY_HTTP_H
+#define FERRY_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+	FERRY_HTTP_OK = 0,        /* a whole head: *consumed is its length, the CRLF CRLF included */
+	FERRY_HTTP_NEED_MORE = 1, /* no verdict yet: call again with more bytes (from the start) */
+	/* Refusals: the status the client gets, then the connection is closed. */
+	FERRY_HTTP_BAD_REQUEST = 400,
+	FERRY_HTTP_METHOD_NOT_ALLOWED = 405, /* CONNECT, as the front answers it */
+	FERRY_HTTP_PAYLOAD_TOO_LARGE = 413,
+	FERRY_HTTP_URI_TOO_LONG = 414,
+	FERRY_HTTP_HEADERS_TOO_LARGE = 431,
+	FERRY_HTTP_NOT_IMPLEMENTED = 501, /* a transfer-coding other than chunked */
+	FERRY_HTTP_VERSION_NOT_SUPPORTED = 505,
+} ferry_http_status;
+
+typedef struct {
+	/* the whole head may be at most this long (server.max_header_size); 0 means 1 MiB */
+	size_t max_head;
+	/* at most this many header fields; 0 means no limit but max_head's */
+	size_t max_headers;
+	/* a declared Content-Length above this is FERRY_HTTP_PAYLOAD_TOO_LARGE (server.max_body_size); 0: no limit */
+	uint64_t max_body;
+} ferry_http_limits;
+
+typedef struct {
+	const char *name, *value; /* the value without its surrounding whitespace */
+	size_t name_len, value_len;
+} ferry_http_field;
+
+typedef struct {
+	const char *method, *target, *path, *query, *host;
+	size_t method_len, target_len, path_len, query_len, host_len;
+	/* path and query: the target's, split at the first '?' (an absolute-form target's path and
+	 * query; host is then the target's authority, as the front takes it); query_len 0 without '?' */
+	int minor;                 /* HTTP/1.minor: 0 or 1 */
+	ferry_http_field *fields;  /* the caller's slots, in the order received */
+	size_t field_count, field_slots;
+	int64_t content_length;    /* -1: none */
+	bool chunked;              /* Transfer-Encoding: chunked (then content_length is -1) */
+	bool keep_alive;           /* HTTP/1.1 without "Connection: close", or 1.0 with "keep-alive" */
+	bool expect_continue;      /* "Expect: 100-continue" (on HTTP/1.1) */
+	const char *error;         /* a refusal's reason, a static string for the log and the 4xx body */
+} ferry_http_request;
+
+/*
+ * Parses the head at buf[0 .. len). r->fields and r->field_slots are set by the caller (the
+ * head has too many fields when they run out: FERRY_HTTP_HEADERS_TOO_LARGE). Leading empty
+ * lines before a request line are skipped, as RFC 9112 §2.2 allows.
+ */
+ferry_http_status ferry_http_parse_head(const char *buf, size_t len, const ferry_http_limits *limits,
+	ferry_http_request *r, size_t *consumed);
+
+/* A chunked body's decoding state, zeroed before the first call. */
+typedef struct {
+	int state;
+	uint64_t size;      /* bytes left in the current chunk */
+	uint64_t total;     /* body bytes decoded so far */
+	size_t line;        /* bytes of the current size line or trailer section, against its limit */
+} ferry_http_chunked;
+
+/*
+ * Decodes in place: the chunk data in buf[0 .. len) are moved to the front of buf.
+ * *consumed is how many input bytes were used (the rest belong to the next request, or
+ * are the start of a line not yet whole), *produced how many body bytes are now at buf[0..).
+ * Returns FERRY_HTTP_OK once the last chunk and its trailer section are read (trailer
+ * fields are checked and dropped, as the front drops them), FERRY_HTTP_NEED_MORE before that,
+ * or a refusal (400; 413 when total would pass max_body, 0 meaning no limit).
+ */
+ferry_http_status ferry_http_chunked_decode(ferry_http_chunked *c, char *buf, size_t len, uint64_t max_body,
+	size_t *consumed, size_t *produced);
+
+#endif
