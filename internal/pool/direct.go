@@ -77,3 +77,29 @@ func (w *Worker) checkDirect(conn *relay.Conn) error {
 	}
 	return w.bootError(errNotDirect)
 }
+
+// servedDirect stands in, in direct mode, for the answered job that proves a
+// worker can serve: the server sees none of the requests a worker serves
+// itself, so one that died after a year of serving would count as a failed
+// start, and its replacement, and every later one, would wait out a backoff
+// that nothing ever reset (respawn_backoff.max each, soon). A worker that
+// lived respawn_backoff.max is taken as proven instead: restarting it at
+// once cannot spin faster than the backoff would have.
+func (w *Worker) servedDirect() bool {
+	return w.pool.opt.Direct != nil && time.Since(w.created) >= w.pool.opt.BackoffMax
+}
+
+// provenDirect ends a run of failed starts once a direct worker has lived
+// respawn_backoff.max, as a first answer does in front mode.
+func (p *Pool) provenDirect(w *Worker) {
+	if p.opt.Direct == nil {
+		return
+	}
+	time.AfterFunc(p.opt.BackoffMax, func() {
+		select {
+		case <-w.exited:
+		default:
+			p.healthy()
+		}
+	})
+}
