@@ -112,9 +112,13 @@ func byEachWorker(t *testing.T, s *server, want int) map[int]directAnswer {
 // workers were started since, and their limits in FERRY_DIRECT_LIMITS. In
 // fork boot they are the zygote's children and inherited it from there.
 func TestDirectSocketReachesEveryWorker(t *testing.T) {
-	for _, boot := range []string{"exec", "fork"} {
-		t.Run(boot, func(t *testing.T) {
-			s := startFerry(t, directConfig(boot, 2, ""))
+	for _, c := range []struct{ name, boot, extra string }{
+		{"exec", "exec", ""}, {"fork", "fork", ""},
+		{"exec over a unix socket relay", "exec", "  relay: unix\n"}, // the socket is fd 3 whatever the relay
+	} {
+		boot := c.boot
+		t.Run(c.name, func(t *testing.T) {
+			s := startFerry(t, directConfig(boot, 2, c.extra))
 			ws := byEachWorker(t, s, 2)
 			var zygote int
 			if boot == "fork" {
