@@ -36,7 +36,9 @@ func openFronts(cfg *config.Config, ln net.Listener, log *slog.Logger) (*fronts,
 	s := &cfg.Server
 	limit := listen.NewConnLimit(connectionBudget(cfg, log))
 	f := &fronts{log: log, limit: limit}
-	f.plain = listen.Listen(ln, listen.Options{Limit: limit, Refuse: listen.Refuse503, Name: "http", Log: log, Front: gateway.NewConn})
+	if ln != nil { // nil in server.mode: direct, where the workers serve it
+		f.plain = listen.Listen(ln, listen.Options{Limit: limit, Refuse: listen.Refuse503, Name: "http", Log: log, Front: gateway.NewConn})
+	}
 	if s.TLS.Address != "" {
 		certs, err := listen.LoadCerts(s.TLS.Cert, s.TLS.Key)
 		if err != nil {

@@ -142,6 +142,7 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 			env = append(env, "FERRY_LEAK_WATCH_REPLAY="+string(paths))
 		}
 	}
+	env = directEnv(c, env)
 	return pool.Options{
 		Protocol: workerProtocol(p.Protocol), Command: argv, Dir: p.Dir, Env: env, Relay: p.Relay,
 		NumWorkers: p.NumWorkers, MaxWorkers: p.MaxWorkers, ScaleUpAfter: p.ScaleUpAfter, ScaleDownAfter: p.ScaleDownAfter,

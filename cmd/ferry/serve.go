@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -40,11 +39,12 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Server.Address)
+	l, err := listenPlain(cfg)
 	if err != nil {
 		return err
 	}
-	fr, err := openFronts(cfg, ln, log)
+	ln := l // closed on the way out before the pool exists; see below for after
+	fr, err := openFronts(cfg, l.front, log)
 	if err != nil {
 		ln.Close()
 		return err
@@ -60,6 +60,9 @@ func serve(args []string) error {
 	o.metrics.GaugeFunc("ferry_http_connections_open", "Client connections open on the HTTP and HTTPS ports, counted against server.max_connections.",
 		func() float64 { return float64(fr.limit.Open()) })
 	popt := poolOptions(cfg, log)
+	if l.direct != nil {
+		popt.Direct = l.direct.File()
+	}
 	o.poolOptions(&popt)
 	p, err := pool.New(popt)
 	if err != nil {
@@ -82,16 +85,19 @@ func serve(args []string) error {
 	}
 	errc := make(chan error, 1)
 	fr.serve(cfg, srv, gw, errc)
-	go func() { errc <- srv.Serve(fr.plain) }()
-	log.Info("ferry serving", "url", "http://"+ln.Addr().String(), "workers", p.Size(),
+	if l.front != nil {
+		go func() { errc <- srv.Serve(fr.plain) }()
+	}
+	log.Info("ferry serving", "url", "http://"+l.addr(), "mode", cfg.Server.Mode, "workers", p.Size(),
 		"relay", cfg.Pool.Relay, "pipeline", popt.Pipeline, "startup", time.Since(start).Round(time.Millisecond),
 		"admin", cfg.Admin.Socket, "go_procs", procs, "version", version)
-	fmt.Fprintf(os.Stderr, "Ferry is serving on http://%s (Ctrl-C to stop)\n", ln.Addr())
+	fmt.Fprintf(os.Stderr, "Ferry is serving on http://%s (Ctrl-C to stop)\n", l.addr())
 
 	for {
 		select {
 		case err := <-errc:
 			p.Shutdown(context.Background())
+			l.closeDirect(context.Background(), log)
 			return err
 		case s := <-sig:
 			if s == syscall.SIGHUP {
@@ -109,13 +115,19 @@ func serve(args []string) error {
 			p.EndStreams() // an open event stream would hold the drain until its budget
 			ferr := make(chan error, 1)
 			go func() { ferr <- fr.shutdown(ctx) }()
-			err := errors.Join(srv.ShutdownWithContext(ctx), <-ferr)
+			err := <-ferr
+			if l.front != nil {
+				err = errors.Join(srv.ShutdownWithContext(ctx), err)
+			}
 			if admin != nil {
 				admin.Close()
 			}
+			// Direct mode: the workers got stop frames and drain their
+			// connections; the socket closes once the last has exited.
 			if perr := p.Shutdown(ctx); err == nil {
 				err = perr
 			}
+			l.closeDirect(ctx, log)
 			cancel()
 			if err != nil {
 				log.Error("stopped before every request was answered", "error", err)

@@ -25,6 +25,12 @@ const (
 	RelayStdio = "stdio"
 )
 
+// What serves HTTP/1.1 on server.address (server.mode).
+const (
+	ModeFront  = "front"  // the Go front, which hands requests to the workers over the relay
+	ModeDirect = "direct" // the workers accept on server.address themselves (ext/ferry)
+)
+
 // Ways pool.boot starts workers.
 const (
 	BootExec = "exec" // each worker runs the command itself
@@ -50,6 +56,7 @@ type Config struct {
 // ServerConfig is the HTTP front end.
 type ServerConfig struct {
 	Address           string            `yaml:"address"`
+	Mode              string            `yaml:"mode"` // front or direct (ModeFront, ModeDirect)
 	ReadHeaderTimeout time.Duration     `yaml:"read_header_timeout"`
 	ReadTimeout       time.Duration     `yaml:"read_timeout"`
 	WriteTimeout      time.Duration     `yaml:"write_timeout"`
@@ -120,6 +127,9 @@ type StaticConfig struct {
 func (p *PoolConfig) Forked() bool {
 	return p.Boot == BootFork && p.Protocol == ProtocolFerry && p.Relay == RelayPipes
 }
+
+// Direct tells whether the workers serve server.address themselves.
+func (s *ServerConfig) Direct() bool { return s.Mode == ModeDirect }
 
 // PoolConfig describes the PHP worker processes.
 type PoolConfig struct {
@@ -211,6 +221,7 @@ func Default() *Config {
 	return &Config{
 		Server: ServerConfig{
 			Address:           "127.0.0.1:8080",
+			Mode:              ModeFront,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
 			WriteTimeout:      60 * time.Second,

@@ -120,6 +120,7 @@ func (c *Config) Validate() error {
 	k := &checker{c: c}
 	k.server(&c.Server)
 	k.pool(&c.Pool, &c.Server)
+	k.direct(c)
 	k.admin(&c.Admin)
 	k.observe(&c.Server, &c.Admin)
 	k.log(&c.Log)

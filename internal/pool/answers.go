@@ -78,7 +78,7 @@ func (w *Worker) readLoop() {
 		clear(batch)
 		batch = batch[:0]
 	}
-	w.pool.lost(w, w.answered+len(batch) > 0)
+	w.pool.lost(w, w.answered+len(batch) > 0 || w.servedDirect())
 	owner = w.answerBatch(batch, owner) // answers read before the failure
 	w.mu.Lock()
 	held := w.inflight.all(nil)

@@ -168,6 +168,7 @@ func (p *Pool) startZygote(ctx context.Context, set *Settings) (*forkserver.Zygo
 	cmd.Env = append(os.Environ(), set.Env...)
 	cmd.Stdout, cmd.Stderr = logW, logW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	p.giveDirect(cmd) // its forked workers inherit the socket at the same number
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	exited := make(chan struct{})
@@ -255,6 +256,7 @@ func (w *Worker) bootForked(ctx context.Context, cancel context.CancelCauseFunc,
 	if err != nil {
 		return nil, err
 	}
+	w.pool.directForkEnv(env, w.set)
 	return relay.StartForked(ctx, w.pool.opt.MaxFrame, z.Token(), func(jobs, answers *os.File) error {
 		logW, copied, err := logPipe(w.out)
 		if err != nil {

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"log/slog"
+	"os"
 	"runtime"
 	"time"
 
@@ -43,6 +44,11 @@ type Options struct {
 	// SpoolDir is where each worker gets a directory of its own, named to it
 	// in FERRY_SPOOL_DIR and removed once it has exited (spool.go); "": none.
 	SpoolDir string
+
+	// Direct is server.mode: direct's listening socket (direct.go): every
+	// worker gets it as fd 3, named in FERRY_DIRECT_FD, and must say
+	// "direct":true in its handshake. nil: front mode. The pool never closes it.
+	Direct *os.File
 
 	// Protocol is the workers' (cmd/ferry picks it by pool.protocol): how
 	// jobs, answers and stops are framed. nil: Ferry's own.

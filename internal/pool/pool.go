@@ -186,6 +186,7 @@ func (p *Pool) boot(w *Worker) error {
 	w.idleSince = time.Now()
 	p.spawned(w.idleSince.Sub(w.created))
 	p.log.Info("worker ready", "pid", w.pid, "boot", time.Since(w.created).Round(time.Millisecond))
+	p.provenDirect(w)
 	p.dispatchLocked()
 	return nil
 }

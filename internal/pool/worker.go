@@ -152,6 +152,9 @@ func (p *Pool) newWorker(gen int, set *Settings) *Worker {
 	// Own process group: a Ctrl-C in the terminal reaches the server, which then
 	// stops workers gracefully, instead of killing them under in-flight jobs.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if !set.Fork {
+		p.giveDirect(cmd) // a forked worker has it from its zygote
+	}
 	w.cmd = cmd
 	return w
 }
@@ -188,6 +191,9 @@ func (w *Worker) boot() error {
 			}
 			return w.bootError(err)
 		}
+		if err := w.checkDirect(conn); err != nil {
+			return err
+		}
 		w.conn = conn
 		return nil
 	}
@@ -213,6 +219,9 @@ func (w *Worker) boot() error {
 			}
 		}
 		return w.bootError(err)
+	}
+	if err := w.checkDirect(conn); err != nil {
+		return err
 	}
 	w.conn = conn
 	return nil

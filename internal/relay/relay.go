@@ -80,10 +80,13 @@ type Conn struct {
 	// Waits: the worker says when all it runs is waiting ({"waiting":true}), so
 	// a Fiber worker can be sent jobs in batches while it is busy (docs/protocol.md).
 	Waits bool
-	r     *frame.Reader
-	w     io.Writer
-	c     []io.Closer
-	dl    interface{ SetReadDeadline(time.Time) error }
+	// Direct: the worker serves server.address itself (server.mode: direct),
+	// with ext/ferry's event loop; it said so with "direct":true.
+	Direct bool
+	r      *frame.Reader
+	w      io.Writer
+	c      []io.Closer
+	dl     interface{ SetReadDeadline(time.Time) error }
 }
 
 // Read returns the next frame from the worker.
@@ -126,6 +129,8 @@ type hello struct {
 	PID   int    `json:"pid"`
 	Token string `json:"token,omitempty"`
 	Waits bool   `json:"waits,omitempty"`
+	// Direct is the worker's alone: it accepts on FERRY_DIRECT_FD.
+	Direct bool `json:"direct,omitempty"`
 }
 
 // helloMax bounds the handshake answer, far below maxFrame, because on a socket
@@ -182,6 +187,7 @@ func handshake(c *Conn, raw io.Reader, maxFrame uint32, deadline time.Time) (hel
 	c.r = frame.NewReader(raw, maxFrame)
 	c.PID = h.PID
 	c.Waits = h.Waits
+	c.Direct = h.Direct
 	return h, nil
 }
 

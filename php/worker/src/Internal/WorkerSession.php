@@ -94,6 +94,14 @@ final class WorkerSession
     /** the control frame {"finished":true}, the same after every job with terminate hooks */
     private static ?string $finished = null;
 
+    /**
+     * Keys added to the handshake answer, set before the handshake: "direct" => true says the
+     * worker serves server.mode: direct (docs/protocol.md). Never replaces pid, token or waits.
+     *
+     * @var array<string, mixed>
+     */
+    public array $handshakeExtra = [];
+
     public function __construct(
         public readonly RelayInterface $relay,
         public readonly bool $fibers,
@@ -164,6 +172,7 @@ final class WorkerSession
             $this->reportsWaits = true;
             $answer['waits'] = true;
         }
+        $answer += $this->handshakeExtra;
         $this->relay->write(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode($answer)));
         $this->dispatch($this->parser->drain());
     }
