@@ -26,10 +26,24 @@ func TestMain(m *testing.M) {
 	if out, err := exec.Command("go", "build", "-o", ferryBin, ".").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
+	if directMode {
+		// The matrix's second mode (Makefile, test-direct): the workers need ext/ferry.
+		out, err := exec.Command("../../ext/ferry/build.sh").Output()
+		if err != nil {
+			panic("ext/ferry/build.sh: " + err.Error() + "\n" + string(out))
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		os.Setenv("FERRY_PHP_EXTENSION", lines[len(lines)-1])
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// directMode runs the tests in server.mode: direct (FERRY_E2E_MODE=direct): every test of
+// HTTP/1.1 behaviour that applies to both modes is in the Makefile's test-direct list, and
+// its configuration comes from appConfig, which then asks for direct mode.
+var directMode = os.Getenv("FERRY_E2E_MODE") == "direct"
 
 // server is a real `ferry serve` process on a free port.
 type server struct {
@@ -166,8 +180,12 @@ func expectStatus(t testing.TB, resp *http.Response, body string, want int) {
 }
 
 func appConfig(extra string) string {
+	mode := ""
+	if directMode {
+		mode = "\n  mode: direct"
+	}
 	return fmt.Sprintf(`server:
-  address: "%%ADDR%%"
+  address: "%%ADDR%%"%s
   max_body_size: 1MiB
 admin:
   socket: "%%ADMIN%%"
@@ -176,5 +194,5 @@ log:
 pool:
   command: ["php", "%%DIR%%/testdata/app.php"]
   num_workers: 2
-%s`, extra)
+%s`, mode, extra)
 }

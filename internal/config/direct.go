@@ -32,6 +32,18 @@ func (k *checker) direct(c *Config) {
 		k.at([]string{"server.static.dir", "server.mode"},
 			"static files are served by the front, and in server.mode: direct the front serves only server.tls.address, which is not set: serve them from the proxy in front, or use server.mode: front")
 	}
+	if p.Fibers {
+		k.at([]string{"pool.fibers", "server.mode"},
+			"server.mode: direct runs sequential workers only (docs/direct.md): turn pool.fibers off, or use server.mode: front")
+	}
+	if p.LeakWatch {
+		k.at([]string{"pool.leak_watch", "server.mode"},
+			"the leak watch checks between jobs that the front sends, which in server.mode: direct it does not: use server.mode: front to look for leaks")
+	}
+	if p.ReforkAfter > 0 {
+		k.at([]string{"pool.refork_after", "server.mode"},
+			"a direct-mode worker holds client connections, which a mold must not hand down to the workers forked from it: leave pool.refork_after at 0")
+	}
 	if p.IdleTTL > 0 {
 		k.at([]string{"pool.idle_ttl", "server.mode"},
 			"in server.mode: direct the server does not see the requests a worker serves itself, so it cannot tell an idle worker from a busy one: use pool.ttl or pool.max_jobs")

@@ -25,7 +25,7 @@ $about = static fn (string $via): string => json_encode([
 
 $worker = Worker::create(fibers: true);
 if (getenv('DIRECT_SAY') !== 'no') {
-    $worker->session()->handshakeExtra = ['direct' => true]; // what ext/ferry's loop says
+    $worker->session()->direct = true; // what ext/ferry's loop says in its handshake
 }
 $loop = Loop::get();
 $served = 0;

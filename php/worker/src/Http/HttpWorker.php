@@ -7,6 +7,7 @@ namespace Ferry\Worker\Http;
 use Ferry\Worker\Internal\Fiber\FiberRunner;
 use Ferry\Worker\Internal\Native\ExtRequest;
 use Ferry\Worker\Internal\Native\NativeFibers;
+use Ferry\Worker\Internal\Native\DirectLoop;
 use Ferry\Worker\Internal\Native\NativeLoop;
 use Ferry\Worker\Internal\SequentialRunner;
 use Ferry\Worker\Internal\WorkerSession;
@@ -124,6 +125,19 @@ final class HttpWorker
         $this->keepGlobals();
         $session = $this->session;
         $resume = $this->resume(...);
+        if (DirectLoop::wanted()) {
+            // server.mode: direct. A worker that cannot serve direct says why and leaves
+            // "direct" out of its handshake: the server then fails its boot with that reason.
+            if ($this->ext && !$this->globals && $this->script === null && DirectLoop::available($session)) {
+                $session->direct = true;
+                $session->handshake();
+                StreamedAnswer::serving($session);
+                (new SequentialRunner($session, null, new DirectLoop($session, $handler, $resume, $handle)))->run($handle);
+
+                return;
+            }
+            Worker::log(DirectLoop::unavailable($session));
+        }
         if ($this->ext && !$this->globals && $this->script === null && NativeLoop::available($session)) {
             // ext/ferry runs the usual request itself and hands every other one to handle().
             $session->handshake();

@@ -87,20 +87,16 @@ final class WorkerSession
     private bool $setUp = false;
     /** a refork's socket (pool.refork_after): this worker forks the generation's next mold */
     public ?string $moldSocket = null;
+    /** direct mode (Native\DirectLoop): the worker serves HTTP itself, and says so in the handshake */
+    public bool $direct = false;
+    /** where the answers of the direct-mode job being finished go instead of the relay (DirectLoop) */
+    public ?\Closure $directSink = null;
     /** @var \SplQueue<Frame> jobs received but not started */
     public readonly \SplQueue $jobs;
     /** null unless the server runs with pool.leak_watch */
     public readonly ?LeakWatch $leaks;
     /** the control frame {"finished":true}, the same after every job with terminate hooks */
     private static ?string $finished = null;
-
-    /**
-     * Keys added to the handshake answer, set before the handshake: "direct" => true says the
-     * worker serves server.mode: direct (docs/protocol.md). Never replaces pid, token or waits.
-     *
-     * @var array<string, mixed>
-     */
-    public array $handshakeExtra = [];
 
     public function __construct(
         public readonly RelayInterface $relay,
@@ -167,12 +163,14 @@ final class WorkerSession
         if ($this->token !== null) {
             $answer['token'] = $this->token;
         }
+        if ($this->direct) {
+            $answer['direct'] = true;
+        }
         if ($this->fibers && !empty($hello['waits'])) {
             // We say when every job we run is waiting, so the server may hold jobs while we are busy.
             $this->reportsWaits = true;
             $answer['waits'] = true;
         }
-        $answer += $this->handshakeExtra;
         $this->relay->write(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], json_encode($answer)));
         $this->dispatch($this->parser->drain());
     }
@@ -374,7 +372,8 @@ final class WorkerSession
     /** The contract: the terminate hooks of job $id, whose answer ext/ferry's loop wrote flagged FINISHING. */
     public function afterNativeAnswer(int $id, string $context, string $body): void
     {
-        $this->afterAnswer(new Job(new Payload($body, $context, $id), $this->capture), true);
+        // A direct-mode answer went to its client, not to the server, which has nothing to wait for.
+        $this->afterAnswer(new Job(new Payload($body, $context, $id), $this->capture), !$this->direct);
     }
 
     /**
@@ -427,7 +426,9 @@ final class WorkerSession
         // What flush() does, with the answer: one call less on every job's way out.
         $bytes = $this->outbox . $answer;
         $this->outbox = '';
-        if ($bytes !== '' && !$this->closed) {
+        if ($this->directSink !== null) {
+            ($this->directSink)($bytes);
+        } elseif ($bytes !== '' && !$this->closed) {
             $this->relay->write($bytes);
         }
     }
@@ -440,7 +441,9 @@ final class WorkerSession
         }
         $bytes = $this->outbox;
         $this->outbox = '';
-        if (!$this->closed) {
+        if ($this->directSink !== null) {
+            ($this->directSink)($bytes);
+        } elseif (!$this->closed) {
             $this->relay->write($bytes);
         }
     }
