@@ -149,6 +149,8 @@ var (
 	dRestarts = prometheus.NewDesc("ferry_worker_restarts_total", "Workers that exited, by reason.", []string{"reason"}, nil)
 	dBatch    = prometheus.NewDesc("ferry_batch_limit", "Jobs the next write to a sequential worker may carry (pool.pipeline).", nil, nil)
 	dJobEst   = prometheus.NewDesc("ferry_job_seconds_estimate", "Measured time per job that sizes those batches.", nil, nil)
+	dDirect   = prometheus.NewDesc("ferry_direct_requests_total", "Requests the workers served themselves (server.mode: direct).", nil, nil)
+	dDirConns = prometheus.NewDesc("ferry_direct_connections", "Client connections the workers hold (server.mode: direct).", nil, nil)
 	dLeaks    = prometheus.NewDesc("ferry_leak_findings_total", "Distinct leak findings, by kind (pool.leak_watch).", []string{"kind"}, nil)
 	dLeaksOut = prometheus.NewDesc("ferry_leak_findings_dropped_total", "Leak findings not kept because the store was full.", nil, nil)
 )
@@ -180,6 +182,8 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dInFlight, float64(s.InFlight))
 	counter(dJobs, float64(s.Jobs))
 	counter(dWrites, float64(s.Writes))
+	counter(dDirect, float64(s.DirectRequests))
+	gauge(dDirConns, float64(s.DirectConnections))
 	for _, r := range restartReasons {
 		counter(dRestarts, float64(s.Restarts[r]), r)
 	}

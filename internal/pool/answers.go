@@ -107,6 +107,7 @@ func (w *Worker) readLoop() {
 		j.ch <- result{err: err}
 	}
 	<-w.exited
+	w.pool.directGone(w)
 	w.spool.gone()
 	w.conn.Close()
 	w.pool.gone(w, cause, lostJobs)

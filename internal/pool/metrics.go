@@ -79,6 +79,8 @@ type history struct {
 	restarts     map[string]uint64
 	spawns       map[string]uint64 // workers started, by Spawn reason (scale.go)
 	recent       []Retired         // oldest first
+	// requests served in direct mode by the workers gone
+	directRequests uint64
 }
 
 // endLocked records a worker that has exited.
@@ -105,6 +107,9 @@ type Stats struct {
 	Queued   int
 	InFlight int
 	Retired  []Retired // the latest, oldest first
+	// Direct mode: requests the workers served themselves, and their connections open now.
+	DirectRequests    uint64
+	DirectConnections uint64
 }
 
 // Stats reads the counters; the live workers' share is added to what the
@@ -121,10 +126,13 @@ func (p *Pool) Stats() Stats {
 	for k, v := range p.history.spawns {
 		s.Spawns[k] = v
 	}
+	s.DirectRequests = p.history.directRequests
 	for _, w := range p.workers {
 		s.Jobs += w.done.Load()
 		s.Writes += w.writes.Load()
 		s.InFlight += w.load
+		s.DirectRequests += w.stats.word(statRequests)
+		s.DirectConnections += w.stats.word(statConnections)
 	}
 	return s
 }

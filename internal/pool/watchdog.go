@@ -28,6 +28,7 @@ func (p *Pool) watchdog() {
 				// changes it for the new workers only.
 				if ttl := w.set.ExecTTL; ttl > 0 {
 					w.enforce(now, ttl)
+					w.enforceDirect(now, ttl)
 				}
 			}
 			if d := p.watchStep(ttl); d != every {

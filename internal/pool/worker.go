@@ -79,7 +79,8 @@ type Worker struct {
 	created time.Time
 	out     *phplog.Writer
 	exited  chan struct{}
-	spool   *spool // nil without Options.SpoolDir
+	spool   *spool       // nil without Options.SpoolDir
+	stats   *directStats // what it serves itself in direct mode (directstats.go); nil otherwise
 
 	state      State
 	load       int
@@ -174,6 +175,15 @@ func (w *Worker) boot() error {
 		w.spool = s
 		env[spoolEnv] = s.dir
 		w.cmd.Env = append(w.cmd.Env, spoolEnv+"="+s.dir)
+		if w.pool.opt.Direct != nil {
+			st, path, err := newDirectStats(s.dir)
+			if err != nil {
+				return fmt.Errorf("worker stats page: %w", err)
+			}
+			w.stats = st
+			env[DirectStatsEnv] = path
+			w.cmd.Env = append(w.cmd.Env, DirectStatsEnv+"="+path)
+		}
 	}
 	if w.set.Fork {
 		conn, err := w.bootForked(ctx, cancel, env)

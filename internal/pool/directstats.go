@@ -1,0 +1,117 @@
+package pool
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// DirectStatsEnv names the file a direct-mode worker maps and writes what it
+// serves to (docs/protocol.md, "Direct mode"): the server sees none of those
+// requests, and reads there what exec_ttl, the metrics and `ferry workers` need.
+const DirectStatsEnv = "FERRY_DIRECT_STATS"
+
+// The page's 64-bit words, each written by the worker alone (ext/ferry/ferry_direct.c).
+const (
+	statRequests    = iota // requests served
+	statBusySince          // wall-clock ms at which the running request started, 0 between requests
+	statConnections        // connections open
+	statAccepted           // connections accepted
+	statWords
+)
+
+// directStats is the server's read-only mapping of one worker's page. The
+// file lives in the worker's spool directory, which goes when the worker has
+// exited.
+type directStats struct {
+	mu  sync.RWMutex // close() against the readers on other goroutines (watchdog, metrics)
+	mem []byte
+}
+
+func newDirectStats(dir string) (*directStats, string, error) {
+	f, err := os.CreateTemp(dir, "direct-stats-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	if err := f.Truncate(statWords * 8); err != nil {
+		return nil, "", err
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, statWords*8, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, "", err
+	}
+	return &directStats{mem: mem}, f.Name(), nil
+}
+
+// word reads one word of the page; 0 once it is closed (or for no page).
+func (s *directStats) word(i int) uint64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mem == nil {
+		return 0
+	}
+	// Aligned by mmap; the worker stores whole words, so a load never sees half of one.
+	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&s.mem[i*8])))
+}
+
+// busySince is when the request the worker runs started; zero between requests.
+func (s *directStats) busySince() time.Time {
+	ms := s.word(statBusySince)
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(ms))
+}
+
+func (s *directStats) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mem != nil {
+		syscall.Munmap(s.mem)
+		s.mem = nil
+	}
+}
+
+// directGone keeps what an exited direct-mode worker served in the pool's
+// totals, and lets go of its page.
+func (p *Pool) directGone(w *Worker) {
+	if w.stats == nil {
+		return
+	}
+	// Both under the pool's lock, which Stats holds: a scrape never counts them twice, nor not at all.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.history.directRequests += w.stats.word(statRequests)
+	w.stats.close()
+}
+
+// enforceDirect kills w when the request it serves itself has run for ttl,
+// as enforce does for a job the pool sent it.
+func (w *Worker) enforceDirect(now time.Time, ttl time.Duration) {
+	if w.stats == nil {
+		return
+	}
+	since := w.stats.busySince()
+	if since.IsZero() || now.Sub(since) < ttl {
+		return
+	}
+	w.mu.Lock()
+	if w.expired {
+		w.mu.Unlock()
+		return
+	}
+	w.expired = true
+	w.kill()
+	w.mu.Unlock()
+	w.pool.log.Warn("request exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", ttl)
+}
