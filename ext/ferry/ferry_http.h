@@ -59,11 +59,14 @@ typedef struct {
 } ferry_http_request;
 
 /*
- * Parses the head at buf[0 .. len). r->fields and r->field_slots are set by the caller (the
+ * Parses the head at buf[0 .. len). buf is read only, with one exception: once a head is
+ * whole, an obs-folded field value (RFC 9112 §5.2) is unfolded in place, as the front unfolds
+ * it (line breaks dropped, a continuation's leading blanks made one space), so that every
+ * value the caller gets is one line. r->fields and r->field_slots are set by the caller (the
  * head has too many fields when they run out: FERRY_HTTP_HEADERS_TOO_LARGE). Leading empty
  * lines before a request line are skipped, as RFC 9112 §2.2 allows.
  */
-ferry_http_status ferry_http_parse_head(const char *buf, size_t len, const ferry_http_limits *limits,
+ferry_http_status ferry_http_parse_head(char *buf, size_t len, const ferry_http_limits *limits,
 	ferry_http_request *r, size_t *consumed);
 
 /* A chunked body's decoding state, zeroed before the first call. */
@@ -71,7 +74,10 @@ typedef struct {
 	int state;
 	uint64_t size;      /* bytes left in the current chunk */
 	uint64_t total;     /* body bytes decoded so far */
-	size_t line;        /* bytes of the current size line or trailer section, against its limit */
+	size_t line;        /* hex digits of the current size so far */
+	/* the trailer section may be at most this long (the front's read buffer: server.max_header_size);
+	 * 0 means 1 MiB. Set by the caller after zeroing. */
+	size_t max_trailer;
 } ferry_http_chunked;
 
 /*

@@ -1,0 +1,62 @@
+<?php
+// Puts each raw connection's bytes of a JSON table (stdin: {"limits": {...}, "cases":
+// [base64, ...]}) through ext/ferry's HTTP parser the way a direct-mode worker reads a
+// connection, and prints, per case, the answers the client would get: one
+// {status, method, uri, host} per request, the last one a refusal or the end of the bytes.
+// The client half-closes after its bytes: a request cut short gets nothing when its head is
+// not whole, and a 400 when its body is not (the front's "request body could not be read").
+declare(strict_types=1);
+
+use function Ferry\Ext\http_decode_chunked;
+use function Ferry\Ext\http_parse_head;
+
+$in = json_decode((string)stream_get_contents(STDIN), true, 512, JSON_THROW_ON_ERROR);
+$limits = $in['limits'];
+$out = [];
+foreach ($in['cases'] as $b64) {
+    $buf = base64_decode($b64, true);
+    $answers = [];
+    while ($buf !== '') {
+        $r = http_parse_head($buf, $limits);
+        if ($r['status'] === 1) {
+            break;
+        }
+        $rest = substr($buf, $r['consumed']);
+        if ($r['status'] === 413 && strlen($rest) < min($r['content_length'], $limits['max_body'], 8192)) {
+            // the front reads that much of the body before it judges the length: the
+            // client's end of input comes first
+            $r['status'] = 400;
+        }
+        if ($r['status'] !== 0) {
+            $answers[] = ['status' => $r['status'], 'error' => $r['error']];
+            break;
+        }
+        if ($r['chunked']) {
+            $d = http_decode_chunked($rest, $limits['max_body'], $limits['max_head']);
+            if ($d['status'] === 413 && strlen($rest) - $d['consumed'] + strlen($d['body']) <= $limits['max_body']) {
+                // the front counts the chunk's bytes as they come: too few came
+                $d['status'] = 400;
+            }
+            if ($d['status'] !== 0) {
+                $answers[] = ['status' => $d['status'] === 1 ? 400 : $d['status'], 'error' => 'chunked body'];
+                break;
+            }
+            $rest = substr($rest, $d['consumed']);
+        } elseif ($r['content_length'] > 0) {
+            if (strlen($rest) < $r['content_length']) {
+                $answers[] = ['status' => 400, 'error' => 'body cut short'];
+                break;
+            }
+            $rest = substr($rest, $r['content_length']);
+        }
+        $q = $r['query'] === null ? '' : '?' . $r['query'];
+        $answers[] = ['status' => 200, 'method' => $r['method'], 'uri' => $r['path'] . $q, 'host' => (string)$r['host'],
+            'keep_alive' => $r['keep_alive'], 'folded' => (bool)preg_match('/\n[ \t]/', substr($buf, 0, $r['consumed']))];
+        if (!$r['keep_alive']) {
+            break;
+        }
+        $buf = $rest;
+    }
+    $out[] = $answers;
+}
+echo json_encode($out, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_THROW_ON_ERROR);
