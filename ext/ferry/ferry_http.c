@@ -135,16 +135,24 @@ static ferry_http_status refuse(ferry_http_request *r, ferry_http_status s, cons
 /* Ends the field whose last line ends (before its LF) at b[end): trims and checks its value,
  * then applies what fasthttp does with the special fields. */
 static void end_field(head_state *st, ferry_http_request *r, const unsigned char *b, size_t name, size_t name_len,
-	size_t vstart, size_t end, size_t first_bad, bool folded)
+	size_t vstart, size_t end, size_t first_bad, bool folded, bool last)
 {
 	if (end > vstart && b[end - 1] == '\r') {
 		end--;
 	}
+	size_t untrimmed = end;
 	while (end > vstart && (b[end - 1] == ' ' || b[end - 1] == '\t')) {
 		end--;
 	}
 	if (!st->error && (folded ? !ferry_http_folded_value_ok(b + vstart, end - vstart) : first_bad < end)) {
 		st->error = "invalid header value";
+	}
+	if (!st->error && folded && end < untrimmed && !last) {
+		/* fasthttp, unfolding, takes the blanks it trimmed off the last line for the start
+		 * of the next field, whose name is then invalid: the front answers 400. (Before the
+		 * empty line, it waits for a colon instead: at the client's end of input it parses
+		 * the head again, unfolded by then, and serves it; that is what is kept.) */
+		st->error = "invalid header field name";
 	}
 	/* a field past the caller's slots makes the head a 431, unless a 400 comes first: its
 	 * special meaning is still applied */
@@ -163,6 +171,9 @@ static const char *const slash = "/";
 static ferry_http_status settle(ferry_http_request *r, const head_state *st, const ferry_http_limits *limits,
 	bool version_ok)
 {
+	/* known from here on, refused or not: a caller may need to read the body before it answers */
+	r->chunked = st->chunked;
+	r->content_length = st->chunked ? -1 : st->cl;
 	if (!version_ok) {
 		return refuse(r, FERRY_HTTP_VERSION_NOT_SUPPORTED, "HTTP version not supported");
 	}
@@ -194,8 +205,6 @@ static ferry_http_status settle(ferry_http_request *r, const head_state *st, con
 	if (form == FH_FORM_AUTHORITY) {
 		return refuse(r, FERRY_HTTP_METHOD_NOT_ALLOWED, "CONNECT is not supported");
 	}
-	r->chunked = st->chunked;
-	r->content_length = st->chunked ? -1 : st->cl;
 	if (limits && limits->max_body && r->content_length > 0 && (uint64_t)r->content_length > limits->max_body) {
 		return refuse(r, FERRY_HTTP_PAYLOAD_TOO_LARGE, "request body larger than max_body_size");
 	}
@@ -324,7 +333,7 @@ ferry_http_status ferry_http_parse_head(char *buf, size_t len, const ferry_http_
 			continue;
 		}
 		if (open) {
-			end_field(&st, r, b, name, name_len, vstart, p - 1, first_bad, folded);
+			end_field(&st, r, b, name, name_len, vstart, p - 1, first_bad, folded, false);
 			open = false;
 			if (st.error) {
 				continue;
@@ -353,7 +362,7 @@ ferry_http_status ferry_http_parse_head(char *buf, size_t len, const ferry_http_
 		p = end + 1;
 	}
 	if (open) {
-		end_field(&st, r, b, name, name_len, vstart, blank - 1, first_bad, folded);
+		end_field(&st, r, b, name, name_len, vstart, blank - 1, first_bad, folded, true);
 	}
 	*consumed = p;
 	if (st.error) {

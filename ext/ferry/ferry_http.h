@@ -91,4 +91,7 @@ typedef struct {
 ferry_http_status ferry_http_chunked_decode(ferry_http_chunked *c, char *buf, size_t len, uint64_t max_body,
 	size_t *consumed, size_t *produced);
 
+/* Whether the last chunk has been read and its trailer section is what is awaited. */
+bool ferry_http_chunked_in_trailer(const ferry_http_chunked *c);
+
 #endif

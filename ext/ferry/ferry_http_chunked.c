@@ -53,11 +53,15 @@ static long trailer_section(const unsigned char *t, size_t len)
 		}
 		size_t end = (size_t)(lf - t);
 		const unsigned char *colon = memchr(t + p, ':', end - p);
-		if (!colon) {
-			/* a continuation line (whose field was checked already), or a line without a
-			 * colon, which fasthttp waits on until its buffer is full or the client gone */
-			bad |= t[p] != ' ' && t[p] != '\t';
-		} else if (colon > t + p) {
+		if (!colon && t[p] != ' ' && t[p] != '\t') {
+			/* a line without a colon: fasthttp takes a name up to the next colon, and
+			 * refuses it when a line ends first, or waits for one (more bytes, its buffer
+			 * full, or the client gone) */
+			if (memchr(lf, ':', len - end)) {
+				return -1;
+			}
+			return 0;
+		} else if (colon) if (colon > t + p) {
 			size_t klen = (size_t)(colon - t) - p;
 			bad |= memchr(t + p, ' ', klen) || memchr(t + p, '\t', klen)
 				|| ferry_http_bad_trailer((const char *)t + p, klen);
@@ -167,4 +171,9 @@ ferry_http_status ferry_http_chunked_decode(ferry_http_chunked *c, char *buf, si
 	/* on a refusal, consumed is where the fault lies */
 	*consumed = i, *produced = out;
 	return s != FERRY_HTTP_NEED_MORE ? s : c->state == S_DONE ? FERRY_HTTP_OK : FERRY_HTTP_NEED_MORE;
+}
+
+bool ferry_http_chunked_in_trailer(const ferry_http_chunked *c)
+{
+	return c->state == S_TRAILER;
 }

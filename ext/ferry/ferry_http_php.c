@@ -116,4 +116,7 @@ ZEND_FUNCTION(ferry_http_decode_chunked)
 	add_assoc_long(return_value, "status", (zend_long)s);
 	add_assoc_long(return_value, "consumed", (zend_long)consumed);
 	add_assoc_str(return_value, "body", body);
+	/* the last chunk is read and the trailer section not yet whole (for a model of the
+	 * front, which takes the end of input there for the end of the body) */
+	add_assoc_bool(return_value, "trailer", s == FERRY_HTTP_NEED_MORE && ferry_http_chunked_in_trailer(&c));
 }
