@@ -223,13 +223,6 @@ static ferry_http_status settle(ferry_http_request *r, const head_state *st, con
 	if (r->path_len == 0) {
 		r->path = slash, r->path_len = 1;
 	}
-	/* the front gives PHP the host of fasthttp's URI, which it lowercases (ASCII only) */
-	for (size_t k = 0; k < r->host_len; k++) {
-		char c = r->host[k];
-		if (c >= 'A' && c <= 'Z') {
-			((char *)r->host)[k] = (char)(c | 0x20);
-		}
-	}
 	r->keep_alive = !st->close && (r->minor == 1 || (st->conn && ferry_http_has_keep_alive(st->conn, st->conn_len)));
 	r->expect_continue = st->expect == 1 && r->minor == 1;
 	return FERRY_HTTP_OK;

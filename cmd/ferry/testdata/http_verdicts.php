@@ -5,6 +5,7 @@
 // {status, method, uri, host} per request, the last one a refusal or the end of the bytes.
 // The client half-closes after its bytes: a request cut short gets nothing when its head is
 // not whole, and a 400 when its body is not (the front's "request body could not be read").
+// PHP's host is the parser's, lowercased (ASCII) as fasthttp's URI lowercases it.
 declare(strict_types=1);
 
 use function Ferry\Ext\http_decode_chunked;
@@ -74,7 +75,7 @@ foreach ($in['cases'] as $b64) {
             $rest = substr($rest, $r['content_length']);
         }
         $q = $r['query'] === null ? '' : '?' . $r['query'];
-        $answers[] = ['status' => 200, 'method' => $r['method'], 'uri' => $r['path'] . $q, 'host' => (string)$r['host'],
+        $answers[] = ['status' => 200, 'method' => $r['method'], 'uri' => $r['path'] . $q, 'host' => strtolower((string)$r['host']),
             'keep_alive' => $r['keep_alive'], 'quirk' => $quirk || preg_match('/\n[ \t]/', substr($buf, 0, $r['consumed'])) === 1];
         if (!$r['keep_alive']) {
             break;

@@ -57,9 +57,9 @@ echo $r['status'], ' ', $r['error'], ' ', count($r['fields']), "\n";
 ?>
 --EXPECT--
 -- served
-["GET","/a/b?c=1&d","/a/b","c=1&d","example.com:8080",1,66,-1,false,true,false,[["Host","example.com:8080"],["User-Agent","t"]]]
+["GET","/a/b?c=1&d","/a/b","c=1&d","Example.COM:8080",1,66,-1,false,true,false,[["Host","Example.COM:8080"],["User-Agent","t"]]]
 ["POST","/p","/p",null,null,0,72,12,false,true,false,[["Connection","x, Keep-Alive"],["Content-Length","0012"]]]
-["PUT","http://b.example/x?q","/x","q","b.example",1,96,-1,true,true,true,[["Host","a"],["Transfer-Encoding","Chunked"],["Expect","100-continue"]]]
+["PUT","http://B.example/x?q","/x","q","B.example",1,96,-1,true,true,true,[["Host","a"],["Transfer-Encoding","Chunked"],["Expect","100-continue"]]]
 ["GET","https://b","/",null,"b",1,54,-1,false,false,false,[["Host","a"],["Connection","close"]]]
 ["OPTIONS","*","*",null,"a",1,31,-1,false,true,false,[["Host","a"]]]
 ["GET","/x","/x",null,"a",1,33,-1,false,true,false,[["Host","a"],["X","v"]]]
