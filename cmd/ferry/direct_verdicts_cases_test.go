@@ -1,6 +1,9 @@
 package main
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 type verdictCase struct{ name, raw string }
 
@@ -149,6 +152,13 @@ func directVerdictCases() []verdictCase {
 		{"trailer name with blank", "POST /x HTTP/1.1\r\n" + h + "Transfer-Encoding: chunked\r\n\r\n0\r\nX Y: b\r\n\r\n"},
 		{"Trailer names Content-Length", "POST /x HTTP/1.1\r\n" + h + "Trailer: Content-Length\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
 		{"Trailer empty item", "POST /x HTTP/1.1\r\n" + h + "Trailer: X,,Y\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
+	}
+	// the head's size at max_header_size and one byte past it, with and without a body behind
+	for _, extra := range []int{0, 1} {
+		start, end := "GET /x HTTP/1.1\r\n"+h+"X: ", "\r\n\r\n"
+		pad := strings.Repeat("p", verdictMaxHead-len(start)-len(end)+extra)
+		cases = append(cases, verdictCase{fmt.Sprintf("head of max_header_size%+d", extra), start + pad + end},
+			verdictCase{fmt.Sprintf("head of max_header_size%+d, pipelined", extra), start + pad + end + "GET /2 HTTP/1.1\r\n" + h + "\r\n"})
 	}
 	// grammar_e2e_test.go's TestMalformedTargetsAndHostsNeverReachPHP, plus a few
 	for _, c := range [][2]string{
