@@ -191,5 +191,13 @@ func (g *requestGen) request() string {
 		}
 	}
 	b.WriteString(g.pick("Connection: close"+eol, "", "") + eol + body)
+	if g.chance(0.05) {
+		// and now and then a second request behind it, or the bytes cut short
+		if g.chance(0.5) {
+			b.WriteString("GET /second HTTP/1.1" + eol + "Host: a" + eol + eol)
+		} else {
+			return b.String()[:g.r.Intn(b.Len()+1)]
+		}
+	}
 	return b.String()
 }

@@ -135,7 +135,7 @@ static ferry_http_status refuse(ferry_http_request *r, ferry_http_status s, cons
 /* Ends the field whose last line ends (before its LF) at b[end): trims and checks its value,
  * then applies what fasthttp does with the special fields. */
 static void end_field(head_state *st, ferry_http_request *r, const unsigned char *b, size_t name, size_t name_len,
-	size_t vstart, size_t end, size_t first_bad, bool folded, bool last)
+	size_t vstart, size_t end, size_t first_bad, bool folded, bool no_colon_after)
 {
 	if (end > vstart && b[end - 1] == '\r') {
 		end--;
@@ -147,11 +147,12 @@ static void end_field(head_state *st, ferry_http_request *r, const unsigned char
 	if (!st->error && (folded ? !ferry_http_folded_value_ok(b + vstart, end - vstart) : first_bad < end)) {
 		st->error = "invalid header value";
 	}
-	if (!st->error && folded && end < untrimmed && !last) {
+	if (!st->error && folded && end < untrimmed && !no_colon_after) {
 		/* fasthttp, unfolding, takes the blanks it trimmed off the last line for the start
-		 * of the next field, whose name is then invalid: the front answers 400. (Before the
-		 * empty line, it waits for a colon instead: at the client's end of input it parses
-		 * the head again, unfolded by then, and serves it; that is what is kept.) */
+		 * of the next field, whose name runs to the next colon over a line end: the front
+		 * answers 400. (With no colon in what it has buffered, it waits for one instead: at
+		 * the client's end of input it parses the head again, unfolded by then, and serves
+		 * it; that is what is kept.) */
 		st->error = "invalid header field name";
 	}
 	/* a field past the caller's slots makes the head a 431, unless a 400 comes first: its
@@ -205,7 +206,9 @@ static ferry_http_status settle(ferry_http_request *r, const head_state *st, con
 	if (form == FH_FORM_AUTHORITY) {
 		return refuse(r, FERRY_HTTP_METHOD_NOT_ALLOWED, "CONNECT is not supported");
 	}
-	if (limits && limits->max_body && r->content_length > 0 && (uint64_t)r->content_length > limits->max_body) {
+	/* OPTIONS * is the front's to answer, before it judges a body's length (ferry_http.h) */
+	if (form != FH_FORM_ASTERISK && limits && limits->max_body && r->content_length > 0
+		&& (uint64_t)r->content_length > limits->max_body) {
 		return refuse(r, FERRY_HTTP_PAYLOAD_TOO_LARGE, "request body larger than max_body_size");
 	}
 	const char *t = r->target;
@@ -355,7 +358,9 @@ ferry_http_status ferry_http_parse_head(char *buf, size_t len, const ferry_http_
 		p = end + 1;
 	}
 	if (open) {
-		end_field(&st, r, b, name, name_len, vstart, blank - 1, first_bad, folded, true);
+		/* fasthttp's name search for the field after it runs on over the buffered bytes */
+		bool colon_after = memchr(b + blank, ':', n - blank) != NULL;
+		end_field(&st, r, b, name, name_len, vstart, blank - 1, first_bad, folded, !colon_after);
 	}
 	*consumed = p;
 	if (st.error) {

@@ -66,6 +66,10 @@ typedef struct {
 } ferry_http_request;
 
 /*
+ * OPTIONS * (path "*") asks about the server: the front answers it itself, 200 with an empty
+ * body, after reading the body off the connection (and closes when that body is broken or
+ * larger than max_body; no 413 is returned for it here).
+ *
  * Parses the head at buf[0 .. len). buf is read only, with one exception: once a head is
  * whole, an obs-folded field value (RFC 9112 §5.2) is unfolded in place, as the front unfolds
  * it (line breaks dropped, a continuation's leading blanks made one space), so that every

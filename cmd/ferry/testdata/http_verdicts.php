@@ -3,8 +3,9 @@
 // [base64, ...]}) through ext/ferry's HTTP parser the way a direct-mode worker reads a
 // connection, and prints, per case, the answers the client would get: one
 // {status, method, uri, host} per request, the last one a refusal or the end of the bytes.
-// The client half-closes after its bytes: a request cut short gets nothing when its head is
-// not whole, and a 400 when its body is not (the front's "request body could not be read").
+// The client half-closes after its bytes, and the front answers a request cut short 400
+// (its head: fasthttp's "error when reading request headers"; its body: the front's
+// "request body could not be read").
 // PHP's host is the parser's, lowercased (ASCII) as fasthttp's URI lowercases it.
 declare(strict_types=1);
 
@@ -29,6 +30,11 @@ foreach ($in['cases'] as $b64) {
         $quirk = false;
         $r = http_parse_head($buf, $limits);
         if ($r['status'] === 1) {
+            if (trim($buf, "\r\n") !== '') {
+                // fasthttp answers a head cut short by the end of input 400 (CRs and LFs
+                // alone it takes for a client's stray line ends)
+                $answers[] = ['status' => 400, 'error' => 'head cut short'];
+            }
             break;
         }
         $rest = substr($buf, $r['consumed']);
@@ -42,6 +48,8 @@ foreach ($in['cases'] as $b64) {
             $answers[] = ['status' => $r['status'], 'error' => $r['error']];
             break;
         }
+        // the front answers OPTIONS * itself, and closes when its body is broken or too large
+        $asterisk = $r['method'] === 'OPTIONS' && $r['target'] === '*';
         if ($r['chunked']) {
             $d = http_decode_chunked($rest, $limits['max_body'], $limits['max_head']);
             if ($d['status'] === 1 && $d['trailer']) {
@@ -53,7 +61,8 @@ foreach ($in['cases'] as $b64) {
                 $d['status'] = 400;
             }
             if ($d['status'] !== 0) {
-                $answers[] = ['status' => $d['status'] === 1 ? 400 : $d['status'], 'error' => 'chunked body'];
+                $answers[] = $asterisk ? ['status' => 200, 'method' => 'OPTIONS', 'uri' => '*']
+                    : ['status' => $d['status'] === 1 ? 400 : $d['status'], 'error' => 'chunked body'];
                 break;
             }
             // fasthttp skips three bytes of a trailer section that starts with '0' and
@@ -68,8 +77,9 @@ foreach ($in['cases'] as $b64) {
             }
             $rest = substr($rest, $d['consumed']);
         } elseif ($r['content_length'] > 0) {
-            if (strlen($rest) < $r['content_length']) {
-                $answers[] = ['status' => 400, 'error' => 'body cut short'];
+            if (strlen($rest) < $r['content_length'] || ($asterisk && $r['content_length'] > $limits['max_body'])) {
+                $answers[] = $asterisk ? ['status' => 200, 'method' => 'OPTIONS', 'uri' => '*']
+                    : ['status' => 400, 'error' => 'body cut short'];
                 break;
             }
             $rest = substr($rest, $r['content_length']);
