@@ -53,6 +53,7 @@ func directVerdictCases() []verdictCase {
 		{"OPTIONS * with a broken chunked body", "OPTIONS * HTTP/1.1\r\n" + h + "Transfer-Encoding: chunked\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n"},
 		{"OPTIONS * with a large body", "OPTIONS * HTTP/1.1\r\n" + h + "Content-Length: 1025\r\n\r\n" + strings.Repeat("b", 1025) + "GET /2 HTTP/1.1\r\n" + h + "\r\n"},
 		{"obs-fold", "GET /x HTTP/1.1\r\n" + h + "X-A: one\r\n  two\r\n\tthree\r\n\r\n"},
+		{"obs-fold, pipelined", "GET /x HTTP/1.1\r\n" + h + "X-A: one\r\n  two\r\n\r\nGET /2 HTTP/1.1\r\n" + h + "\r\n"},
 		{"obs-fold, blanks last", "GET /x HTTP/1.1\r\n" + h + "X-A: one\r\n  \r\n\r\n"},
 		{"obs-fold, blanks last, pipelined", "GET /x HTTP/1.1\r\n" + h + "X-A: one\r\n  \r\n\r\nGET /2 HTTP/1.1\r\n" + h + "\r\n"},
 		{"obs-fold, blanks before a field", "GET /x HTTP/1.1\r\n" + h + "X-A: one\r\n two \r\nX-B: 2\r\n\r\n"},

@@ -38,11 +38,14 @@ type verdict struct {
 	URI    string `json:"uri,omitempty"`
 	Host   string `json:"host,omitempty"`
 	// Quirk: fasthttp consumes less than the request it served, and answers what is left as
-	// one more request (a 400 the client never asked for). Its two cases: an obs-fold (it
-	// unfolds the value in its read buffer, shifting the bytes after it, and discards the
-	// head less what it removed), and a trailer section starting with '0' (it skips three
-	// bytes, and discards three too few). The front's answer after it is not compared.
+	// one more request (a 400 the client never asked for): it skips three bytes of a
+	// trailer section that starts with '0', and then discards three too few. The front's
+	// answer after it is not compared.
 	Quirk bool `json:"quirk,omitempty"`
+	// Reparsed: a request the parser refuses for its obs-fold which the front, at the
+	// client's end of input only, serves (testdata/http_verdicts.php says when): only the
+	// status is compared. On a live connection the front waits for more instead.
+	Reparsed bool `json:"reparsed,omitempty"`
 }
 
 func (v verdict) String() string {
@@ -164,7 +167,7 @@ func compareVerdicts(t *testing.T, names, raws []string, front, parser [][]verdi
 		same := len(f) == len(p)
 		for j := 0; same && j < len(f); j++ {
 			same = f[j].Status == p[j].Status
-			if same && f[j].Status == 200 && !(p[j].Method == "OPTIONS" && p[j].URI == "*") {
+			if same && f[j].Status == 200 && !p[j].Reparsed && !(p[j].Method == "OPTIONS" && p[j].URI == "*") {
 				same = f[j].Method == p[j].Method && f[j].URI == p[j].URI && f[j].Host == p[j].Host
 			}
 		}

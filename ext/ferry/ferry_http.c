@@ -184,6 +184,10 @@ static ferry_http_status settle(ferry_http_request *r, const head_state *st, con
 	if (form == FH_FORM_INVALID) {
 		return refuse(r, FERRY_HTTP_BAD_REQUEST, "invalid request target");
 	}
+	if (st->folded) {
+		/* RFC 9112 §5.2 lets a server refuse obs-fold, and the front does (check.go) */
+		return refuse(r, FERRY_HTTP_BAD_REQUEST, "obsolete line folding in a header field");
+	}
 	if ((limits && limits->max_headers && st->lines > limits->max_headers) || st->lines > r->field_slots) {
 		return refuse(r, FERRY_HTTP_HEADERS_TOO_LARGE, "too many request header fields");
 	}
@@ -231,7 +235,7 @@ static ferry_http_status settle(ferry_http_request *r, const head_state *st, con
 	return FERRY_HTTP_OK;
 }
 
-ferry_http_status ferry_http_parse_head(char *buf, size_t len, const ferry_http_limits *limits,
+ferry_http_status ferry_http_parse_head(const char *buf, size_t len, const ferry_http_limits *limits,
 	ferry_http_request *r, size_t *consumed)
 {
 	size_t max_head = limits && limits->max_head ? limits->max_head : FH_DEFAULT_MAX_HEAD;
@@ -367,13 +371,5 @@ ferry_http_status ferry_http_parse_head(char *buf, size_t len, const ferry_http_
 		return refuse(r, FERRY_HTTP_BAD_REQUEST, st.error);
 	}
 	r->field_count = st.lines < r->field_slots ? st.lines : r->field_slots;
-	if (st.folded) {
-		for (size_t k = 0; k < r->field_count; k++) {
-			ferry_http_field *f = &r->fields[k];
-			if (memchr(f->value, '\n', f->value_len)) {
-				f->value_len = ferry_http_unfold((char *)f->value, f->value_len);
-			}
-		}
-	}
 	return settle(r, &st, limits, version_ok);
 }

@@ -39,7 +39,7 @@ typedef struct {
 } ferry_http_limits;
 
 typedef struct {
-	const char *name, *value; /* the value without its surrounding whitespace */
+	const char *name, *value; /* the value without its surrounding whitespace; one line (obs-fold is refused) */
 	size_t name_len, value_len;
 } ferry_http_field;
 
@@ -70,14 +70,11 @@ typedef struct {
  * body, after reading the body off the connection (and closes when that body is broken or
  * larger than max_body; no 413 is returned for it here).
  *
- * Parses the head at buf[0 .. len). buf is read only, with one exception: once a head is
- * whole, an obs-folded field value (RFC 9112 §5.2) is unfolded in place, as the front unfolds
- * it (line breaks dropped, a continuation's leading blanks made one space), so that every
- * value the caller gets is one line. r->fields and r->field_slots are set by the caller (the
+ * Parses the head at buf[0 .. len). r->fields and r->field_slots are set by the caller (the
  * head has too many fields when they run out: FERRY_HTTP_HEADERS_TOO_LARGE). Leading empty
  * lines before a request line are skipped, as RFC 9112 §2.2 allows.
  */
-ferry_http_status ferry_http_parse_head(char *buf, size_t len, const ferry_http_limits *limits,
+ferry_http_status ferry_http_parse_head(const char *buf, size_t len, const ferry_http_limits *limits,
 	ferry_http_request *r, size_t *consumed);
 
 /* A chunked body's decoding state, zeroed before the first call. */

@@ -52,13 +52,10 @@ ZEND_FUNCTION(ferry_http_parse_head)
 			slots = limit(limits, "slots");
 		}
 	}
-	/* the parser unfolds obs-fold values in place: it gets a copy */
-	char *buf = emalloc(ZSTR_LEN(bytes) + 1);
-	memcpy(buf, ZSTR_VAL(bytes), ZSTR_LEN(bytes));
 	ferry_http_field *fields = safe_emalloc((size_t)slots, sizeof *fields, 0);
 	ferry_http_request r = {.fields = fields, .field_slots = (size_t)slots};
 	size_t consumed = 0;
-	ferry_http_status s = ferry_http_parse_head(buf, ZSTR_LEN(bytes), &lim, &r, &consumed);
+	ferry_http_status s = ferry_http_parse_head(ZSTR_VAL(bytes), ZSTR_LEN(bytes), &lim, &r, &consumed);
 
 	array_init(return_value);
 	add_assoc_long(return_value, "status", (zend_long)s);
@@ -89,7 +86,6 @@ ZEND_FUNCTION(ferry_http_parse_head)
 	add_assoc_bool(return_value, "keep_alive", r.keep_alive);
 	add_assoc_bool(return_value, "expect_continue", r.expect_continue);
 	efree(fields);
-	efree(buf);
 }
 
 /* http_decode_chunked(string $bytes, int $max_body = 0, int $max_trailer = 0): array

@@ -44,6 +44,17 @@ foreach ($in['cases'] as $b64) {
             // client's end of input comes first
             $r['status'] = 400;
         }
+        if ($r['status'] === 400 && str_starts_with((string)$r['error'], 'obsolete line folding') && !str_contains($rest, ':')
+            && preg_match('/\n[ \t]([^\n]*[ \t])?\r?\n\r?\n$/', substr($buf, 0, $r['consumed'])) === 1) {
+            // fasthttp, unfolding a last field whose last line ends in blanks, loses its
+            // place and waits for a colon; at the end of input it parses its read buffer
+            // again, every fold before it unfolded by then, and the front judges that head
+            // (see verdict.Reparsed)
+            $unfolded = preg_replace('/\r?\n[ \t]+/', ' ', substr($buf, 0, $r['consumed']));
+            $again = http_parse_head($unfolded, $limits);
+            $answers[] = ['status' => $again['status'] === 0 ? 200 : $again['status'], 'reparsed' => true];
+            break;
+        }
         if ($r['status'] !== 0) {
             $answers[] = ['status' => $r['status'], 'error' => $r['error']];
             break;
@@ -86,7 +97,7 @@ foreach ($in['cases'] as $b64) {
         }
         $q = $r['query'] === null ? '' : '?' . $r['query'];
         $answers[] = ['status' => 200, 'method' => $r['method'], 'uri' => $r['path'] . $q, 'host' => strtolower((string)$r['host']),
-            'keep_alive' => $r['keep_alive'], 'quirk' => $quirk || preg_match('/\n[ \t]/', substr($buf, 0, $r['consumed'])) === 1];
+            'keep_alive' => $r['keep_alive'], 'quirk' => $quirk];
         if (!$r['keep_alive']) {
             break;
         }

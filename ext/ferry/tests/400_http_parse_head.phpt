@@ -63,7 +63,7 @@ echo $r['status'], ' ', $r['error'], ' ', count($r['fields']), "\n";
 ["GET","https://b","/",null,"b",1,54,-1,false,false,false,[["Host","a"],["Connection","close"]]]
 ["OPTIONS","*","*",null,"a",1,31,-1,false,true,false,[["Host","a"]]]
 ["GET","/x","/x",null,"a",1,33,-1,false,true,false,[["Host","a"],["X","v"]]]
-["GET","/x","/x",null,"a",1,54,-1,false,true,false,[["Host","a"],["X-F","one two three"]]]
+400 obsolete line folding in a header field consumed=54
 -- need more
 1 - consumed=0
 1 - consumed=0
