@@ -36,7 +36,7 @@ func checkRequest(ctx *fasthttp.RequestCtx, maxHeaders int) *rejection {
 	lines, folds, hosts, lengths, encodings := scanRawHeaders(h.RawHeaders())
 	switch {
 	case folds > 0:
-		// RFC 9112 §5.2 lets a server refuse obs-fold, as nginx does; fasthttp's
+		// RFC 9112 §5.2 lets a server refuse obs-fold (400); fasthttp's
 		// unfolding moves bytes in its read buffer and leaves some of the head
 		// behind, which the connection's next request would be parsed after.
 		return &rejection{fasthttp.StatusBadRequest, "obsolete line folding in a header field"}
