@@ -16,16 +16,16 @@ typedef struct {
 	const char *error;
 	size_t lines, hosts, lengths, encodings;
 	size_t host_field;
-	bool cl_seen, chunked, identity_only, close, folded;
+	bool cl_seen, chunked, close, folded;
 	const char *conn; /* the first Connection value other than "close" */
 	size_t conn_len;
 	int expect; /* 0: no Expect yet, 1: the first is 100-continue, -1: it is not */
 	int64_t cl;
 } head_state;
 
-/* A value as fasthttp compares it: a folded one unfolded into tmp (the buffer is only
- * rewritten once the head is known whole; a special field folded past tmp is rare enough to
- * be compared cut short). */
+/* A value as fasthttp compares it: a folded one unfolded into tmp. The front refuses folds,
+ * but only after fasthttp has judged the unfolded values (a bad Content-Length is its 400,
+ * before the front's 505); a special field folded past tmp is compared cut short. */
 static const char *special_value(const ferry_http_field *f, bool folded, char *tmp, size_t cap, size_t *len)
 {
 	if (!folded) {
@@ -150,9 +150,8 @@ static void end_field(head_state *st, ferry_http_request *r, const unsigned char
 	if (!st->error && folded && end < untrimmed && !no_colon_after) {
 		/* fasthttp, unfolding, takes the blanks it trimmed off the last line for the start
 		 * of the next field, whose name runs to the next colon over a line end: the front
-		 * answers 400. (With no colon in what it has buffered, it waits for one instead: at
-		 * the client's end of input it parses the head again, unfolded by then, and serves
-		 * it; that is what is kept.) */
+		 * answers 400. (With no colon in what it has buffered, it waits for one instead, and
+		 * the fold is refused below, with check.go's precedence.) */
 		st->error = "invalid header field name";
 	}
 	/* a field past the caller's slots makes the head a 431, unless a 400 comes first: its
