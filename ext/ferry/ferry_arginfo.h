@@ -134,6 +134,17 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_served, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_parse_head, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, bytes, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, limits, IS_ARRAY, 0, "[]")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_decode_chunked, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, bytes, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, max_body, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, max_trailer, IS_LONG, 0, "0")
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_catch_exit);
 ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
@@ -150,6 +161,8 @@ ZEND_FUNCTION(ferry_http_serve);
 ZEND_FUNCTION(ferry_fiber_serve);
 ZEND_FUNCTION(ferry_fiber_body);
 ZEND_FUNCTION(ferry_fiber_served);
+ZEND_FUNCTION(ferry_http_parse_head);
+ZEND_FUNCTION(ferry_http_decode_chunked);
 
 /* ZEND_NS_FENTRY, not ZEND_RAW_FENTRY: PHP 8.4 added two arguments to the latter. */
 #define FERRY_FE(name) ZEND_NS_FENTRY(PHP_FERRY_NS, name, zif_ferry_##name, arginfo_ferry_##name, 0)
@@ -179,5 +192,7 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(fiber_serve)
 	FERRY_FE(fiber_body)
 	FERRY_FE(fiber_served)
+	FERRY_FE(http_parse_head)
+	FERRY_FE(http_decode_chunked)
 	ZEND_FE_END
 };

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Fuzzes the frame decoder (ferry_frame.c), the request context reader (ferry_ser.c)
-# and the MessagePack item reader (ferry_msgpack_read.c), each for a few seconds.
+# Fuzzes the frame decoder (ferry_frame.c), the request context reader (ferry_ser.c),
+# the MessagePack item reader (ferry_msgpack_read.c) and direct mode's HTTP parser
+# (ferry_http*.c), each for a few seconds.
 #
 #   ext/ferry/fuzz.sh [SECONDS]      per target; default 10 (or $FUZZ_SECONDS)
 #
@@ -66,6 +67,20 @@ foreach (["d6010201234d", "d802" . str_repeat("ab", 16), "c70f0381009182000001a3
 }
 ' "$OUT/msgpack-seeds" "$SRC/../../php/msgpack/tests/fixtures/msgpack-test-suite.json"
 
+# Seeds for the HTTP parser: the differential table's requests (cmd/ferry's
+# direct_verdicts_cases_test.go) behind the two selector bytes, and their chunked bodies alone.
+mkdir -p "$OUT/http-seeds" "$OUT/http-corpus"
+php -n -r '
+$out = $argv[1];
+foreach (json_decode(file_get_contents($argv[2]), true) as $i => $raw) {
+    file_put_contents("$out/seed-$i", chr(0x80 | (37 * $i) & 0x7f) . chr(11 * $i) . $raw);
+    $end = strpos($raw, "\r\n\r\n");
+    if ($end !== false && stripos($raw, "transfer-encoding: chunked") !== false) {
+        file_put_contents("$out/seed-body-$i", chr(0xc1) . chr(7 * $i) . substr($raw, $end + 4));
+    }
+}
+' "$OUT/http-seeds" "$SRC/fuzz/http_seeds.json"
+
 # fuzz TARGET "SOURCES" SEEDS CORPUS: one harness for $SECONDS_TO_RUN seconds.
 fuzz() {
 	target=$1 seeds=$3 corpus=$4
@@ -96,3 +111,4 @@ command -v "$CC_FUZZ" >/dev/null 2>&1 && use_libfuzzer=yes
 fuzz frame ferry_frame.c "$OUT/seeds" "$OUT/corpus"
 fuzz ser ferry_ser.c "$OUT/ser-seeds" "$OUT/ser-corpus"
 fuzz msgpack "ferry_msgpack_read.c ferry_msgpack_tnt.c" "$OUT/msgpack-seeds" "$OUT/msgpack-corpus"
+fuzz http "ferry_http.c ferry_http_fields.c ferry_http_grammar.c ferry_http_tables.c ferry_http_chunked.c" "$OUT/http-seeds" "$OUT/http-corpus"

@@ -33,8 +33,13 @@ func checkRequest(ctx *fasthttp.RequestCtx, maxHeaders int) *rejection {
 	if form == formInvalid {
 		return &rejection{fasthttp.StatusBadRequest, "invalid request target"}
 	}
-	lines, hosts, lengths, encodings := scanRawHeaders(h.RawHeaders())
+	lines, folds, hosts, lengths, encodings := scanRawHeaders(h.RawHeaders())
 	switch {
+	case folds > 0:
+		// RFC 9112 §5.2 lets a server refuse obs-fold (400); fasthttp's
+		// unfolding moves bytes in its read buffer and leaves some of the head
+		// behind, which the connection's next request would be parsed after.
+		return &rejection{fasthttp.StatusBadRequest, "obsolete line folding in a header field"}
 	case lines > maxHeaders:
 		return &rejection{fasthttp.StatusRequestHeaderFieldsTooLarge, "too many request header fields"}
 	case hosts > 1:
@@ -104,10 +109,10 @@ func answerAsterisk(ctx *fasthttp.RequestCtx) bool {
 	return true
 }
 
-// scanRawHeaders counts header lines and the fields whose repetition or
-// combination changes how the request is framed or routed. One pass, no
-// allocation.
-func scanRawHeaders(raw []byte) (lines, hosts, lengths, encodings int) {
+// scanRawHeaders counts header lines, obs-fold continuation lines, and the
+// fields whose repetition or combination changes how the request is framed or
+// routed. One pass, no allocation.
+func scanRawHeaders(raw []byte) (lines, folds, hosts, lengths, encodings int) {
 	for len(raw) > 0 {
 		nl := bytes.IndexByte(raw, '\n')
 		line := raw
@@ -116,7 +121,11 @@ func scanRawHeaders(raw []byte) (lines, hosts, lengths, encodings int) {
 		} else {
 			raw = nil
 		}
-		if len(line) == 0 || line[0] == '\r' || line[0] == ' ' || line[0] == '\t' {
+		if len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
+			folds++
+			continue
+		}
+		if len(line) == 0 || line[0] == '\r' {
 			continue
 		}
 		lines++

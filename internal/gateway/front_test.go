@@ -93,6 +93,10 @@ func TestFrontRejectsMalformedRequests(t *testing.T) {
 		{"HTTP/9.9", "GET / HTTP/9.9\r\nHost: a\r\n\r\n", "HTTP/1.1 505"},
 		{"CONNECT", "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", "HTTP/1.1 405"},
 		{"header line without colon", "GET / HTTP/1.1\r\nHost: a\r\nBadHeaderNoColon\r\n\r\n", "HTTP/1.1 400"},
+		// RFC 9112 §5.2 lets a server refuse obs-fold; fasthttp's unfolding leaves bytes of
+		// the head behind, which the connection's next request was parsed after
+		{"obs-fold", "GET / HTTP/1.1\r\nHost: a\r\nX-A: one\r\n        two\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", "HTTP/1.1 400"},
+		{"obs-fold, bare LF", "GET / HTTP/1.1\nHost: a\nX-A: one\n\ttwo\n\n", "HTTP/1.1 400"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

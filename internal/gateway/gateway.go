@@ -131,6 +131,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	if answerAsterisk(ctx) {
+		// fasthttp leaves a streamed body unread: what is not read off the connection
+		// here would be parsed as the next request (a request smuggled in the body)
+		h.discardBody(ctx)
 		return
 	}
 	if h.opt.Static.Serve(ctx) {
@@ -229,7 +232,9 @@ func (h *Handler) discardBody(ctx *fasthttp.RequestCtx) {
 	if src == nil {
 		return
 	}
-	if n, _ := io.Copy(io.Discard, io.LimitReader(src, h.opt.MaxBodySize+1)); n > h.opt.MaxBodySize {
+	// A body that could not be read to its end leaves the connection where the next
+	// request's start is unknown: it is closed.
+	if n, err := io.Copy(io.Discard, io.LimitReader(src, h.opt.MaxBodySize+1)); err != nil || n > h.opt.MaxBodySize {
 		ctx.SetConnectionClose()
 	}
 }

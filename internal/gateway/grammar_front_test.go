@@ -3,8 +3,11 @@ package gateway
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ferry-php/ferry/internal/listen"
 	"github.com/valyala/fasthttp"
@@ -96,6 +99,36 @@ func TestFrontAnswersOptionsAsterisk(t *testing.T) {
 	if !strings.HasPrefix(statusOf(resp), "HTTP/1.1 200") || !strings.Contains(resp, "Content-Length: 0") || exec.jobs.Load() != 0 {
 		t.Fatalf("OPTIONS *: %q, %d jobs", resp, exec.jobs.Load())
 	}
+	// Its body is read off the connection, not parsed as the next request: a request
+	// smuggled in it must not reach PHP. A body that cannot be read closes the connection.
+	for _, body := range []string{
+		"Transfer-Encoding: chunked\r\n\r\n1e\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n\r\n0\r\n\r\n",
+		"Transfer-Encoding: chunked\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n",
+		"Content-Length: 35\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n",
+	} {
+		resp := halfClosedExchange(t, addr, "OPTIONS * HTTP/1.1\r\nHost: a\r\n"+body)
+		if strings.Count(resp, "HTTP/1.1 ") != 1 || !strings.HasPrefix(statusOf(resp), "HTTP/1.1 200") || exec.jobs.Load() != 0 {
+			t.Errorf("OPTIONS * with %q: %q, %d jobs; want one 200, then the close", body, resp, exec.jobs.Load())
+		}
+	}
+}
+
+// halfClosedExchange sends raw on a keep-alive connection, half-closes it and reads every
+// answer until the server closes: what the server made of all the bytes.
+func halfClosedExchange(t *testing.T, addr, raw string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	c.(*net.TCPConn).CloseWrite()
+	b, _ := io.ReadAll(c)
+	return string(b)
 }
 
 func plainCtx(tb testing.TB, raw string) *fasthttp.RequestCtx {
