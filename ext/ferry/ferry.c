@@ -49,6 +49,7 @@ static PHP_RSHUTDOWN_FUNCTION(ferry)
 {
 	ferry_sapi_rshutdown();
 	ferry_loop_rshutdown();
+	ferry_direct_rshutdown();
 	ferry_output_rshutdown();
 	ferry_fiber_rshutdown();
 	return SUCCESS;

@@ -145,6 +145,23 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_decode_chunked, 0, 1,
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, max_trailer, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_serve, 0, 7, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, session, IS_OBJECT, 0)
+	ZEND_ARG_OBJ_INFO(0, handler, Closure, 0)
+	ZEND_ARG_TYPE_INFO(0, placeholder, IS_OBJECT, 0)
+	ZEND_ARG_INFO(0, in)
+	ZEND_ARG_TYPE_INFO(0, fd, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, limits, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, drain, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_answer, 0, 2, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, frames, IS_STRING, 0)
+	ZEND_ARG_INFO(1, control)
+ZEND_END_ARG_INFO()
+
+ZEND_FUNCTION(ferry_direct_serve);
+ZEND_FUNCTION(ferry_direct_answer);
 ZEND_FUNCTION(ferry_catch_exit);
 ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
@@ -194,5 +211,7 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(fiber_served)
 	FERRY_FE(http_parse_head)
 	FERRY_FE(http_decode_chunked)
+	FERRY_FE(direct_serve)
+	FERRY_FE(direct_answer)
 	ZEND_FE_END
 };

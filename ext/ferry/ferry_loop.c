@@ -119,7 +119,7 @@ static bool loop_init(ferry_loop *L)
 
 
 /* The contract's binding for L->session: the one kept for its class, or a new one. */
-static bool loop_bind(ferry_loop *L)
+bool ferry_loop_bind(ferry_loop *L)
 {
 	zend_object *session = L->session;
 	if (session->ce == bound_session) {
@@ -245,7 +245,7 @@ ZEND_FUNCTION(ferry_http_serve)
 	}
 	ferry_loop L = {0};
 	L.session = Z_OBJ_P(session);
-	if (!loop_bind(&L)) {
+	if (!ferry_loop_bind(&L)) {
 		RETURN_THROWS();
 	}
 	L.placeholder = Z_OBJ_P(placeholder);

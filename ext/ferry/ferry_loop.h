@@ -38,6 +38,10 @@ typedef struct {
 	zval *preset_contexts;
 	zend_class_entry *relay_exception;
 	zend_string *cookie_key;
+	/* direct mode (ferry_direct.c): answers go to this connection, not to the relay */
+	struct direct_conn *conn;
+	/* $cookies to give the Request instead of the context's (direct mode: PHP's own parse), or UNDEF */
+	zval *cookies;
 } ferry_loop;
 
 typedef enum {
@@ -47,6 +51,8 @@ typedef enum {
 	JOB_THROWN    /* an exception (exit() among them) leaves the loop */
 } ferry_job_outcome;
 
+/* The contract's binding for L->session: the one kept for its class, or a new one. */
+bool ferry_loop_bind(ferry_loop *L);
 /* Nothing SyncCapture::begin() or release() would act on: no output since the last job. */
 bool ferry_loop_capture_clean(ferry_loop *L);
 /* Nothing the PHP loop would do between two jobs: nothing queued, not stopping. */

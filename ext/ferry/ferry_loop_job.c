@@ -17,6 +17,7 @@
 #include "ferry_frame.h"
 #include "ferry_loop.h"
 #include "ferry_job_common.h"
+#include "ferry_direct.h"
 
 static void assign_null(zval *slot)
 {
@@ -74,6 +75,12 @@ bool ferry_loop_worker_idle(ferry_loop *L)
 
 static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_string *body, uint8_t stream_flags)
 {
+	if (L->conn) {
+		if (!ferry_direct_answer(L->conn, ZSTR_VAL(context), ZSTR_LEN(context), ZSTR_VAL(body), ZSTR_LEN(body), false, false)) {
+			ferry_direct_fail(L->conn, 502, "the worker sent an invalid response");
+		}
+		return true;
+	}
 	uint32_t options[2] = {(uint32_t) ZSTR_LEN(context), id};
 	uint8_t head[FERRY_FRAME_MAX_HEADER];
 	size_t total = ZSTR_LEN(context) + ZSTR_LEN(body);
@@ -178,6 +185,9 @@ ferry_job_outcome ferry_loop_serve_job(ferry_loop *L, uint32_t id, const char *c
 	if (req->ce != L->request_ce || !is_empty_array(OBJ_PROP(req, L->r_uploads))) {
 		zval_ptr_dtor(&request);
 		return JOB_DECLINED;
+	}
+	if (L->cookies) {
+		ferry_assign(OBJ_PROP(req, L->r_cookies), L->cookies);
 	}
 
 	/* SyncCapture::begin(): output from here on is the job's. */

@@ -56,6 +56,7 @@ void ferry_output_rshutdown(void);
 
 /* ferry_loop.c */
 void ferry_loop_rshutdown(void);
+void ferry_direct_rshutdown(void);
 
 /* ferry_uploads.c */
 void ferry_forget_uploads(void);

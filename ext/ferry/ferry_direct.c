@@ -1,0 +1,908 @@
+/*
+ * Ferry\Ext\direct_serve(): direct mode's event loop (ferry_direct.h). One epoll set holds
+ * the listening socket the server handed down, this worker's client connections and the
+ * relay, which stays for control (stop, pings) and for the jobs of the front's TLS and
+ * HTTP/2 listeners. A request reaches PHP only once it has been read whole, within the
+ * limits and timeouts the server gave (FERRY_DIRECT_LIMITS); while PHP runs one, the
+ * other connections wait in the kernel, as they would for an in-process server.
+ *
+ * Each whole request becomes the job a relayed one would be (ferry_direct_ctx.c) and runs
+ * through ferry_loop_job.c, whose answers come here instead of the relay. What the C path
+ * hands back (an exception, output, a streamed or non-plain answer) returns to php/worker
+ * (Internal/Native/DirectLoop.php), which finishes it and writes the answer through
+ * Ferry\Ext\direct_answer() to the connection this loop keeps as the current one.
+ *
+ * The listening socket is shared with every other worker and with the server, never
+ * SO_REUSEPORT: a worker that stops leaves the connections queued in the kernel to the
+ * others. While full (max_connections) or draining it stops watching that socket.
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "php.h"
+#include "zend_closures.h"
+#include "zend_exceptions.h"
+#include "php_ferry.h"
+#include "ferry_direct.h"
+#include "ferry_frame.h"
+#include "ferry_loop.h"
+#include "ferry_job_common.h"
+
+/* What DirectLoop is told (its constants). */
+#define DIRECT_RELAY 0   /* the relay has bytes: the PHP loop reads them */
+#define DIRECT_AGAIN 1   /* the PHP loop has something to do (output, a queued frame, a signal): no read */
+#define DIRECT_RESUME 3  /* the session's $handed is HttpWorker::resume()'s to finish */
+#define DIRECT_JOB 4     /* the session's $handed is a job for the PHP path whole ([id, context, body]) */
+#define DIRECT_DRAINED 5 /* stopping: no connection is left */
+#define DIRECT_SERVED 6  /* max_jobs requests served: the worker asks to be retired */
+
+#define READ_SIZE 16384
+#define MAX_FIELDS 256
+#define OUT_HIGH_WATER (256 * 1024) /* pipelined answers buffered before the loop writes */
+#define DRAIN_GRACE_MS 1000 /* a stopping worker's wait for the next request on a keep-alive connection */
+
+static struct {
+	int epfd, lfd, relay;
+	bool listening; /* the listening socket is in the epoll set */
+	bool ready;
+	direct_limits limits;
+	zend_long max_jobs, served;
+	direct_conn *conns;
+	size_t count;
+	uint64_t next_deadline;
+	uint32_t next_id;
+	bool draining; /* every answer from now on closes its connection */
+	/* the page the server reads (FERRY_DIRECT_STATS_FD), or NULL */
+	volatile struct direct_stats *stats;
+	ferry_http_field fields[MAX_FIELDS];
+} D = {.epfd = -1, .lfd = -1, .relay = -1};
+
+/*
+ * What the server reads of this worker, which it cannot see serve (docs/protocol.md, "Direct
+ * mode"): a shared page of 64-bit words, each written by this process alone.
+ */
+struct direct_stats {
+	uint64_t requests;    /* requests served */
+	uint64_t busy_since;  /* wall-clock ms when the running request started, 0 between requests (exec_ttl) */
+	uint64_t connections; /* connections open */
+	uint64_t accepted;    /* connections accepted */
+};
+
+direct_conn *ferry_direct_current;
+uint64_t ferry_direct_write_ms;
+static bool serving;
+/* epoll tags for the two sockets that are not connections */
+static char tag_listen, tag_relay;
+
+uint64_t ferry_direct_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static void set_deadline(direct_conn *c, uint64_t ms)
+{
+	c->deadline = ms ? ferry_direct_now() + ms : 0;
+	if (c->deadline && (D.next_deadline == 0 || c->deadline < D.next_deadline)) {
+		D.next_deadline = c->deadline;
+	}
+}
+
+static void watch_listener(bool on)
+{
+	if (D.lfd < 0 || on == D.listening) {
+		return;
+	}
+	if (on) {
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &tag_listen};
+		if (epoll_ctl(D.epfd, EPOLL_CTL_ADD, D.lfd, &ev) == 0) {
+			D.listening = true;
+		}
+	} else {
+		/* EPOLLEXCLUSIVE allows no MOD: out and in again */
+		epoll_ctl(D.epfd, EPOLL_CTL_DEL, D.lfd, NULL);
+		D.listening = false;
+	}
+}
+
+static void conn_close(direct_conn *c)
+{
+	if (ferry_direct_current == c) {
+		ferry_direct_current = NULL;
+	}
+	close(c->fd); /* leaves the epoll set with it */
+	if (c->prev) {
+		c->prev->next = c->next;
+	} else {
+		D.conns = c->next;
+	}
+	if (c->next) {
+		c->next->prev = c->prev;
+	}
+	if (c->file_fd >= 0) {
+		close(c->file_fd);
+	}
+	efree(c->in);
+	smart_str_free(&c->out);
+	efree(c);
+	D.count--;
+	if (D.stats) {
+		D.stats->connections = D.count;
+	}
+	if (!D.draining && D.lfd >= 0 && D.limits.max_connections && D.count < D.limits.max_connections) {
+		watch_listener(true); /* room again */
+	}
+}
+
+static void conn_events(direct_conn *c, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = c};
+	epoll_ctl(D.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+static void chunked_reset(direct_conn *c)
+{
+	memset(&c->chunked, 0, sizeof(c->chunked));
+	/* the front reads a trailer section into its header buffer */
+	c->chunked.max_trailer = D.limits.http.max_head;
+}
+
+static void accept_all(void)
+{
+	while (D.count < D.limits.max_connections || D.limits.max_connections == 0) {
+		struct sockaddr_storage sa;
+		socklen_t len = sizeof(sa);
+		int fd = accept4(D.lfd, (struct sockaddr *) &sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			/* EAGAIN: another worker took it, or none is left; EMFILE and the like: try on the next wake */
+			return;
+		}
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		direct_conn *c = ecalloc(1, sizeof(direct_conn));
+		c->fd = fd;
+		c->file_fd = -1;
+		chunked_reset(c);
+		c->in_cap = READ_SIZE;
+		c->in = emalloc(c->in_cap);
+		char ip[INET6_ADDRSTRLEN] = "";
+		unsigned port = 0;
+		if (sa.ss_family == AF_INET) {
+			struct sockaddr_in *in4 = (struct sockaddr_in *) &sa;
+			inet_ntop(AF_INET, &in4->sin_addr, ip, sizeof(ip));
+			port = ntohs(in4->sin_port);
+			snprintf(c->remote, sizeof(c->remote), "%s:%u", ip, port);
+		} else if (sa.ss_family == AF_INET6) {
+			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) &sa;
+			inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+			port = ntohs(in6->sin6_port);
+			snprintf(c->remote, sizeof(c->remote), "[%s]:%u", ip, port);
+		}
+		c->next = D.conns;
+		if (D.conns) {
+			D.conns->prev = c;
+		}
+		D.conns = c;
+		D.count++;
+		if (D.stats) {
+			D.stats->accepted++;
+			D.stats->connections = D.count;
+		}
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+		epoll_ctl(D.epfd, EPOLL_CTL_ADD, fd, &ev);
+		set_deadline(c, D.limits.idle_ms ? D.limits.idle_ms : D.limits.read_header_ms);
+	}
+	if (D.limits.max_connections && D.count >= D.limits.max_connections) {
+		watch_listener(false);
+	}
+}
+
+/* Writes what it can of c->out without waiting; false when the client is gone. */
+static bool flush_some(direct_conn *c)
+{
+	while (c->out.s && c->out_off < ZSTR_LEN(c->out.s)) {
+		ssize_t n = send(c->fd, ZSTR_VAL(c->out.s) + c->out_off, ZSTR_LEN(c->out.s) - c->out_off, MSG_NOSIGNAL);
+		if (n > 0) {
+			c->out_off += (size_t) n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+	if (c->out.s) {
+		ZSTR_LEN(c->out.s) = 0;
+	}
+	c->out_off = 0;
+	while (c->file_fd >= 0) {
+		ssize_t n = sendfile(c->fd, c->file_fd, &c->file_off, (size_t) MIN(c->file_left, 1 << 20));
+		if (n > 0) {
+			c->file_left -= (uint64_t) n;
+			if (c->file_left == 0) {
+				close(c->file_fd);
+				c->file_fd = -1;
+		chunked_reset(c);
+			}
+			continue;
+		}
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return true;
+		}
+		return false; /* the client left, or the file shrank (n == 0): the answer is cut short */
+	}
+	return true;
+}
+
+static bool out_pending(direct_conn *c)
+{
+	return (c->out.s && c->out_off < ZSTR_LEN(c->out.s)) || c->file_fd >= 0;
+}
+
+bool ferry_direct_flush_blocking(direct_conn *c, uint64_t write_ms)
+{
+	uint64_t until = write_ms ? ferry_direct_now() + write_ms : 0;
+	while (out_pending(c)) {
+		if (!flush_some(c)) {
+			return false;
+		}
+		if (!out_pending(c)) {
+			break;
+		}
+		int wait = -1;
+		if (until) {
+			uint64_t now = ferry_direct_now();
+			if (now >= until) {
+				return false;
+			}
+			wait = (int) (until - now);
+		}
+		struct pollfd p = {c->fd, POLLOUT, 0};
+		if (poll(&p, 1, wait) < 0 && errno != EINTR) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The read buffer holds room for one more read, up to the head limit plus the body limit. */
+static bool grow_in(direct_conn *c)
+{
+	if (c->in_cap - c->in_len >= READ_SIZE / 2) {
+		return true;
+	}
+	size_t limit = D.limits.http.max_head + (D.limits.http.max_body ? D.limits.http.max_body : (64 << 20)) + READ_SIZE;
+	if (c->in_cap >= limit) {
+		return false;
+	}
+	c->in_cap = MIN(c->in_cap * 2, limit);
+	c->in = erealloc(c->in, c->in_cap);
+	return true;
+}
+
+/* A refusal: its status and the close, as the front answers what it cannot read. */
+static void refuse(direct_conn *c, int status, const char *why)
+{
+	c->close_after = true;
+	c->head_request = false;
+	ferry_direct_fail(c, status, why ? why : "bad request");
+	c->in_len = 0;
+}
+
+static void consume(direct_conn *c, size_t n)
+{
+	memmove(c->in, c->in + n, c->in_len - n);
+	c->in_len -= n;
+	c->continued = false;
+	c->started = c->in_len > 0;
+	chunked_reset(c);
+	c->raw_pos = c->body_len = 0;
+}
+
+typedef enum { STEP_MORE, STEP_DONE, STEP_PHP, STEP_THROWN } step;
+
+/* ferry_loop_worker_idle() but for stopping, which a draining worker already is. */
+static bool session_quiet(ferry_loop *L)
+{
+	zval *outbox = OBJ_PROP(L->session, L->C.outbox);
+	return Z_TYPE_P(OBJ_PROP(L->session, L->C.closed)) == IS_FALSE && Z_TYPE_P(outbox) == IS_STRING && Z_STRLEN_P(outbox) == 0;
+}
+
+static zend_long handed_status;
+
+/* One job for the request r whose body is body: run in C, or handed to PHP. */
+static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_string *body)
+{
+	smart_str ctx = {0};
+	/* PHP's host is lower case, as fasthttp's URI gives it to the front; the Host field keeps its case */
+	char small[256];
+	char *host = r->host_len < sizeof(small) ? small : emalloc(r->host_len + 1); /* and its NUL */
+	zend_str_tolower_copy(host, r->host, r->host_len);
+	ferry_direct_context(&ctx, r, c->remote, host, r->host_len, false);
+	if (host != small) {
+		efree(host);
+	}
+	smart_str_0(&ctx);
+	zval cookies;
+	ferry_direct_cookies(r, &cookies);
+	uint32_t id = ++D.next_id;
+	c->head_request = r->method_len == 4 && memcmp(r->method, "HEAD", 4) == 0;
+	c->http10 = r->minor == 0;
+	c->close_after = c->close_after || !r->keep_alive || D.draining;
+	L->conn = c;
+	L->cookies = &cookies;
+	ferry_direct_current = c;
+	c->served = true;
+	D.served++;
+	if (D.stats) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		D.stats->busy_since = (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+	}
+	ferry_job_outcome outcome = ferry_loop_serve_job(L, id, ZSTR_VAL(ctx.s), ZSTR_LEN(ctx.s), body);
+	if (D.stats && outcome != JOB_RESUME && outcome != JOB_DECLINED) {
+		D.stats->busy_since = 0;
+		D.stats->requests = (uint64_t) D.served;
+	}
+	L->conn = NULL;
+	L->cookies = NULL;
+	zval_ptr_dtor(&cookies);
+	step s = STEP_DONE;
+	if (outcome == JOB_RESUME) {
+		handed_status = DIRECT_RESUME;
+		s = STEP_PHP;
+	} else if (outcome == JOB_DECLINED) {
+		zval handed, v;
+		array_init_size(&handed, 3);
+		ZVAL_LONG(&v, id);
+		zend_hash_next_index_insert_new(Z_ARRVAL(handed), &v);
+		ZVAL_STR_COPY(&v, ctx.s);
+		zend_hash_next_index_insert_new(Z_ARRVAL(handed), &v);
+		ZVAL_STR_COPY(&v, body);
+		zend_hash_next_index_insert_new(Z_ARRVAL(handed), &v);
+		ferry_assign(OBJ_PROP(L->session, L->C.handed), &handed);
+		zval_ptr_dtor(&handed);
+		handed_status = DIRECT_JOB;
+		s = STEP_PHP;
+	} else if (outcome == JOB_THROWN) {
+		s = STEP_THROWN;
+	}
+	smart_str_free(&ctx);
+	return s;
+}
+
+/*
+ * Serves the whole requests c holds, in order, and reads none while answers wait to be
+ * written past the high-water mark. STEP_PHP leaves c the current connection.
+ */
+static step process(ferry_loop *L, direct_conn *c)
+{
+	while (c->in_len > 0 && !c->close_after && c->file_fd < 0 && (!c->out.s || ZSTR_LEN(c->out.s) < OUT_HIGH_WATER)) {
+		ferry_http_request r = {0};
+		r.fields = D.fields;
+		r.field_slots = MAX_FIELDS;
+		size_t head_len = 0;
+		ferry_http_status st = ferry_http_parse_head(c->in, c->in_len, &D.limits.http, &r, &head_len);
+		if (st == FERRY_HTTP_NEED_MORE) {
+			if (!c->started) {
+				c->started = true;
+				set_deadline(c, D.limits.read_header_ms);
+			}
+			return STEP_MORE;
+		}
+		if (st != FERRY_HTTP_OK) {
+			refuse(c, (int) st, r.error);
+			return STEP_DONE;
+		}
+		size_t end; /* where this request's bytes end */
+		zend_string *body;
+		/* OPTIONS *: the server's own 200, as the front answers it; its body is read off and
+		 * dropped, and one that is broken or too large closes the connection. */
+		bool asterisk = r.target_len == 1 && r.target[0] == '*';
+		if (asterisk && D.limits.http.max_body && r.content_length > 0 && (uint64_t) r.content_length > D.limits.http.max_body) {
+			c->head_request = false;
+			ferry_direct_empty(c, 200);
+			c->close_after = true;
+			c->in_len = 0;
+			return STEP_DONE;
+		}
+		if (r.chunked) {
+			if (c->raw_pos == 0) {
+				c->raw_pos = head_len;
+			}
+			size_t used = 0, produced = 0;
+			st = ferry_http_chunked_decode(&c->chunked, c->in + c->raw_pos, c->in_len - c->raw_pos,
+				D.limits.http.max_body, &used, &produced);
+			memmove(c->in + head_len + c->body_len, c->in + c->raw_pos, produced);
+			c->body_len += produced;
+			/* the decoded bytes moved down: the unread input follows them */
+			size_t rest = c->in_len - c->raw_pos - used;
+			memmove(c->in + head_len + c->body_len, c->in + c->raw_pos + used, rest);
+			c->raw_pos = head_len + c->body_len;
+			c->in_len = c->raw_pos + rest;
+			if (st != FERRY_HTTP_OK && st != FERRY_HTTP_NEED_MORE) {
+				if (asterisk) {
+					c->head_request = false;
+					ferry_direct_empty(c, 200);
+					c->close_after = true;
+					c->in_len = 0;
+					return STEP_DONE;
+				}
+				refuse(c, (int) st, "malformed chunked body");
+				return STEP_DONE;
+			}
+			if (st == FERRY_HTTP_NEED_MORE) {
+				goto wait_body;
+			}
+			end = c->raw_pos;
+			body = zend_string_init(c->in + head_len, c->body_len, 0);
+		} else {
+			uint64_t length = r.content_length > 0 ? (uint64_t) r.content_length : 0;
+			if (c->in_len - head_len < length) {
+				goto wait_body;
+			}
+			end = head_len + length;
+			body = length ? zend_string_init(c->in + head_len, length, 0) : ZSTR_EMPTY_ALLOC();
+		}
+		if (asterisk) {
+			zend_string_release(body);
+			consume(c, end);
+			c->head_request = false;
+			c->close_after = c->close_after || !r.keep_alive || D.draining;
+			ferry_direct_empty(c, 200);
+			continue;
+		}
+		step s = run_job(L, c, &r, body);
+		zend_string_release(body);
+		consume(c, end);
+		if (s != STEP_DONE) {
+			return s;
+		}
+		if (!ferry_loop_capture_clean(L) || !(D.draining ? session_quiet(L) : ferry_loop_worker_idle(L))) {
+			handed_status = DIRECT_AGAIN;
+			return STEP_PHP; /* the PHP loop has something to do first (a queued frame, stopping, output) */
+		}
+		continue;
+wait_body:
+		if (r.expect_continue && !c->continued && !out_pending(c)) {
+			c->continued = true;
+			smart_str_appendl(&c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		}
+		if (!c->started || c->deadline == 0) {
+			c->started = true;
+		}
+		set_deadline(c, D.limits.read_ms);
+		return STEP_MORE;
+	}
+	return c->in_len > 0 ? STEP_DONE : STEP_MORE;
+}
+
+/* After serving: write, then read on or close. False when c was closed. */
+static bool settle(direct_conn *c)
+{
+	if (!flush_some(c)) {
+		conn_close(c);
+		return false;
+	}
+	if (out_pending(c)) {
+		c->phase = CONN_WRITING;
+		conn_events(c, EPOLLOUT | EPOLLRDHUP);
+		set_deadline(c, D.limits.write_ms);
+		return true;
+	}
+	if (c->close_after) {
+		/* the answer is out: a polite close, so the client reads it before any reset */
+		shutdown(c->fd, SHUT_WR);
+		conn_close(c);
+		return false;
+	}
+	if (c->phase == CONN_WRITING) {
+		c->phase = CONN_READING;
+		conn_events(c, EPOLLIN | EPOLLRDHUP);
+	}
+	if (c->in_len == 0) {
+		c->started = false;
+		set_deadline(c, D.limits.idle_ms ? D.limits.idle_ms : D.limits.read_ms);
+	}
+	return true;
+}
+
+/* Reads what the socket holds; false when c was closed (the client left, or sent too much). */
+static bool read_some(direct_conn *c)
+{
+	for (;;) {
+		if (!grow_in(c)) {
+			refuse(c, 431, "request too large");
+			return settle(c);
+		}
+		ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+		if (n > 0) {
+			c->in_len += (size_t) n;
+			if ((size_t) n < READ_SIZE / 2) {
+				return true;
+			}
+			continue;
+		}
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return true;
+		}
+		conn_close(c); /* closed, or reset: an unfinished request is dropped, as the front drops it */
+		return false;
+	}
+}
+
+/*
+ * Serves the requests c holds and writes their answers for as long as the client takes
+ * them. STEP_PHP and STEP_THROWN as process(); else STEP_DONE when c was closed, STEP_MORE
+ * when it waits (for input, or for the client to read).
+ */
+static step serve_conn(ferry_loop *L, direct_conn *c)
+{
+	for (;;) {
+		step s = process(L, c);
+		if (s == STEP_PHP || s == STEP_THROWN) {
+			return s;
+		}
+		if (!settle(c)) {
+			return STEP_DONE;
+		}
+		if (s == STEP_MORE || c->phase == CONN_WRITING || c->in_len == 0) {
+			return STEP_MORE;
+		}
+		/* all written, and requests pipelined behind a large answer are still here */
+	}
+}
+
+static void expire(void)
+{
+	uint64_t now = ferry_direct_now();
+	if (D.next_deadline == 0 || now < D.next_deadline) {
+		return;
+	}
+	D.next_deadline = 0;
+	for (direct_conn *c = D.conns, *next; c; c = next) {
+		next = c->next;
+		if (c->deadline && c->deadline <= now) {
+			if (c->phase == CONN_READING && c->started) {
+				/* too slow to send its request: 408, as the front answers it */
+				refuse(c, 408, "request timeout");
+				c->phase = CONN_WRITING;
+				flush_some(c);
+			}
+			conn_close(c);
+			continue;
+		}
+		if (c->deadline && (D.next_deadline == 0 || c->deadline < D.next_deadline)) {
+			D.next_deadline = c->deadline;
+		}
+	}
+}
+
+static bool read_limits(HashTable *h)
+{
+#define LIMIT(key) ({ zval *z = zend_hash_str_find(h, key, sizeof(key) - 1); z && Z_TYPE_P(z) == IS_LONG && Z_LVAL_P(z) > 0 ? (uint64_t) Z_LVAL_P(z) : 0; })
+	D.limits.http.max_head = LIMIT("max_header_size");
+	D.limits.http.max_headers = LIMIT("max_headers");
+	D.limits.http.max_body = LIMIT("max_body_size");
+	D.limits.read_header_ms = LIMIT("read_header_timeout_ms");
+	D.limits.read_ms = LIMIT("read_timeout_ms");
+	D.limits.write_ms = LIMIT("write_timeout_ms");
+	D.limits.idle_ms = LIMIT("idle_timeout_ms");
+	D.limits.max_connections = LIMIT("max_connections");
+	D.max_jobs = (zend_long) LIMIT("max_jobs");
+	/* A file of the server's (FERRY_DIRECT_STATS), mapped shared: it reads what this worker does. */
+	zval *stats = zend_hash_str_find(h, "stats", sizeof("stats") - 1);
+	if (stats && Z_TYPE_P(stats) == IS_STRING && Z_STRLEN_P(stats) > 0) {
+		int fd = open(Z_STRVAL_P(stats), O_RDWR | O_CLOEXEC);
+		void *page = fd >= 0 ? mmap(NULL, sizeof(struct direct_stats), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+		if (page != MAP_FAILED) {
+			D.stats = page;
+		}
+		if (fd >= 0) {
+			close(fd); /* the mapping stays */
+		}
+	}
+	return true;
+}
+
+static bool setup(zend_long lfd, int relay, HashTable *limits)
+{
+	if (D.ready) {
+		return true;
+	}
+	int flags = fcntl((int) lfd, F_GETFL);
+	if (lfd < 0 || flags < 0) {
+		zend_throw_error(NULL, "Ferry\\Ext\\direct_serve(): FERRY_DIRECT_FD %ld is not an open socket", (long) lfd);
+		return false;
+	}
+	fcntl((int) lfd, F_SETFL, flags | O_NONBLOCK);
+	/* Made here, in the worker, never in a zygote that forks it: epoll sets do not survive a fork apart. */
+	D.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (D.epfd < 0) {
+		zend_throw_error(NULL, "Ferry\\Ext\\direct_serve(): epoll_create1: %s", strerror(errno));
+		return false;
+	}
+	D.lfd = (int) lfd;
+	D.relay = relay;
+	read_limits(limits);
+	/* This worker's share of server.max_connections may pass the soft limit on descriptors
+	 * it inherited (often 1024): up to the hard one, as the server does for itself. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tag_relay};
+	epoll_ctl(D.epfd, EPOLL_CTL_ADD, relay, &ev);
+	D.ready = true;
+	return true;
+}
+
+ZEND_FUNCTION(ferry_direct_serve)
+{
+	zval *session, *handler, *placeholder, *in, *limits;
+	zend_long lfd;
+	bool drain;
+
+	ZEND_PARSE_PARAMETERS_START(7, 7)
+		Z_PARAM_OBJECT(session)
+		Z_PARAM_OBJECT_OF_CLASS(handler, zend_ce_closure)
+		Z_PARAM_OBJECT(placeholder)
+		Z_PARAM_RESOURCE(in)
+		Z_PARAM_LONG(lfd)
+		Z_PARAM_ARRAY(limits)
+		Z_PARAM_BOOL(drain)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (serving) {
+		zend_throw_error(NULL, "Ferry\\Ext\\direct_serve(): already serving");
+		RETURN_THROWS();
+	}
+	ferry_loop L = {0};
+	L.session = Z_OBJ_P(session);
+	if (!ferry_loop_bind(&L)) {
+		RETURN_THROWS();
+	}
+	L.placeholder = Z_OBJ_P(placeholder);
+	L.max_payload = Z_LVAL_P(OBJ_PROP(L.session, L.C.max_payload));
+	L.out = -1;
+	int relay = ferry_stream_fd(in);
+	if (relay < 0) {
+		if (relay == -2) {
+			RETURN_LONG(DIRECT_RELAY); /* PHP holds bytes of the relay already */
+		}
+		RETURN_THROWS();
+	}
+	L.in = relay;
+	if (zend_fcall_info_init(handler, 0, &L.handler, &L.handler_cache, NULL, NULL) != SUCCESS) {
+		zend_throw_error(NULL, "Ferry\\Ext\\direct_serve(): the handler is not callable");
+		RETURN_THROWS();
+	}
+	if (!setup(lfd, relay, Z_ARRVAL_P(limits))) {
+		RETURN_THROWS();
+	}
+	serving = true;
+	zend_long result = DIRECT_RELAY;
+	step s;
+	if (drain && !D.draining) {
+		/* Connections already queued are this worker's to serve; then none is taken. The relay
+		 * has nothing more to say (the server may even have closed it): only the clients count. */
+		D.draining = true;
+		epoll_ctl(D.epfd, EPOLL_CTL_DEL, D.relay, NULL);
+		if (D.lfd >= 0) {
+			accept_all();
+			watch_listener(false);
+			D.lfd = -1;
+		}
+	}
+	if (drain) {
+		/* Again at every call: a job handed to PHP leaves the sweep before its end. */
+		for (direct_conn *c = D.conns, *next; c; c = next) {
+			next = c->next;
+			if (c == ferry_direct_current || out_pending(c) || !read_some(c)) {
+				continue; /* settled once its answer is out; or gone */
+			}
+			if (c->in_len == 0 && !c->started && !c->graced) {
+				/*
+				 * Between two requests, or accepted with none yet. A client that is about to
+				 * send one would see a close as a failed request (the keep-alive race): it
+				 * gets a short grace to send it, answered with Connection: close; a quiet
+				 * one is closed when the grace ends.
+				 */
+				c->graced = true;
+				set_deadline(c, MIN(D.limits.idle_ms ? D.limits.idle_ms : DRAIN_GRACE_MS, DRAIN_GRACE_MS));
+			} else if ((s = serve_conn(&L, c)) == STEP_PHP || s == STEP_THROWN) {
+				goto stepped;
+			}
+		}
+	} else if (D.lfd >= 0 && (!D.limits.max_connections || D.count < D.limits.max_connections)) {
+		watch_listener(true);
+	}
+	/* The connection PHP just finished a job for goes on where it stopped. */
+	if (D.stats) {
+		D.stats->busy_since = 0;
+		D.stats->requests = (uint64_t) D.served;
+	}
+	direct_conn *resumed = ferry_direct_current;
+	ferry_direct_current = NULL;
+	if (resumed) {
+		if (resumed->stream != STREAM_NONE) {
+			resumed->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
+			resumed->close_after = true;
+		}
+		if ((s = serve_conn(&L, resumed)) == STEP_PHP || s == STEP_THROWN) {
+			goto stepped;
+		}
+	}
+	struct epoll_event events[64];
+	for (;;) {
+		if (drain && D.count == 0) {
+			result = DIRECT_DRAINED;
+			break;
+		}
+		if (D.max_jobs && D.served >= D.max_jobs && !drain) {
+			D.max_jobs = 0; /* said once: the server retires this worker */
+			result = DIRECT_SERVED;
+			break;
+		}
+		expire();
+		int timeout = -1;
+		if (D.next_deadline) {
+			uint64_t now = ferry_direct_now();
+			timeout = D.next_deadline > now ? (int) MIN(D.next_deadline - now, 60000) : 0;
+		}
+		int n = epoll_wait(D.epfd, events, 64, timeout);
+		if (n < 0) {
+			if (errno == EINTR && !zend_atomic_bool_load_ex(&EG(vm_interrupt))) {
+				continue;
+			}
+			result = DIRECT_AGAIN; /* a signal for PHP to handle: it calls again */
+			break;
+		}
+		bool relay_ready = false;
+		for (int i = 0; i < n; i++) {
+			void *tag = events[i].data.ptr;
+			if (tag == &tag_relay) {
+				relay_ready = true;
+				continue;
+			}
+			if (tag == &tag_listen) {
+				accept_all();
+				continue;
+			}
+			direct_conn *c = tag;
+			if (events[i].events & (EPOLLERR | EPOLLHUP)) {
+				conn_close(c);
+				continue;
+			}
+			if (c->phase == CONN_WRITING) {
+				if (!settle(c) || c->phase == CONN_WRITING) {
+					continue; /* closed, or the client still has not taken everything */
+				}
+				/* the answers are out: the requests pipelined behind them are served now */
+			} else if (!read_some(c)) {
+				continue;
+			}
+			s = serve_conn(&L, c);
+			if (s == STEP_PHP || s == STEP_THROWN) {
+				/* the other events of this batch are seen again: epoll is level-triggered */
+				goto stepped;
+			}
+			if (s == STEP_MORE && (events[i].events & EPOLLRDHUP) && c->in_len == 0 && !out_pending(c)) {
+				conn_close(c); /* the client closed its side between requests */
+			}
+		}
+		if (relay_ready) {
+			result = DIRECT_RELAY;
+			break;
+		}
+	}
+	serving = false;
+	RETURN_LONG(result);
+stepped:
+	serving = false;
+	if (s == STEP_THROWN) {
+		RETURN_THROWS();
+	}
+	RETURN_LONG(handed_status);
+}
+
+/*
+ * Ferry\Ext\direct_answer(string $frames, ?string &$control): the frames php/worker wrote
+ * while it finished the current connection's job (DirectLoop's sink). Answer frames go to
+ * the client now; control frames are left in $control for the relay, but FINISHED, which
+ * would name a job the server never sent. False once the client is gone, which a streamed
+ * answer takes as its STOP.
+ */
+ZEND_FUNCTION(ferry_direct_answer)
+{
+	zend_string *frames;
+	zval *control_out;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_STR(frames)
+		Z_PARAM_ZVAL(control_out)
+	ZEND_PARSE_PARAMETERS_END();
+
+	direct_conn *c = ferry_direct_current;
+	smart_str control = {0};
+	const uint8_t *p = (const uint8_t *) ZSTR_VAL(frames);
+	size_t left = ZSTR_LEN(frames);
+	bool wrote = false;
+	while (left > 0) {
+		ferry_frame f;
+		if (ferry_frame_read(p, left, UINT32_MAX, &f) != FERRY_FRAME_OK) {
+			smart_str_free(&control);
+			zend_throw_error(NULL, "Ferry\\Ext\\direct_answer(): not a whole frame");
+			RETURN_THROWS();
+		}
+		const char *payload = (const char *) p + f.payload_offset;
+		if (f.flags & FRAME_CONTROL) {
+			if (!(f.length == sizeof("{\"finished\":true}") - 1 && memcmp(payload, "{\"finished\":true}", f.length) == 0)) {
+				smart_str_appendl(&control, (const char *) p, f.size);
+			}
+			p += f.size;
+			left -= f.size;
+			continue;
+		}
+		if (!c) {
+			p += f.size;
+			left -= f.size;
+			continue; /* the client is gone: the answer is dropped */
+		}
+		wrote = true;
+		size_t clen = f.option_count >= 1 && f.options[0] <= f.length ? f.options[0] : 0;
+		bool error = (f.flags & 0x40) != 0;
+		bool stream = (f.stream_flags & 0x01) != 0;
+		size_t before = c->out.s ? ZSTR_LEN(c->out.s) : 0;
+		if (!ferry_direct_answer(c, payload, error ? 0 : clen, payload + (error ? f.length : clen),
+			error ? 0 : f.length - clen, stream, error)) {
+			if (before == 0 && c->stream == STREAM_NONE) {
+				ferry_direct_fail(c, 502, "the worker sent an invalid response");
+			} else {
+				c->close_after = true;
+			}
+		}
+		p += f.size;
+		left -= f.size;
+	}
+	if (control.s) {
+		ZEND_TRY_ASSIGN_REF_STR(control_out, control.s);
+	} else {
+		ZEND_TRY_ASSIGN_REF_EMPTY_STRING(control_out);
+	}
+	if (!c) {
+		RETURN_FALSE;
+	}
+	if (wrote && !ferry_direct_flush_blocking(c, ferry_direct_write_ms)) {
+		c->close_after = true;
+		RETURN_FALSE;
+	}
+	RETURN_TRUE;
+}
+
+void ferry_direct_rshutdown(void)
+{
+	serving = false;
+}

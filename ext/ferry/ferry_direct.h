@@ -1,0 +1,93 @@
+/*
+ * Direct mode (server.mode: direct): the worker accepts and serves HTTP/1.1 connections
+ * itself, on the listening socket the server hands down (FERRY_DIRECT_FD). ferry_direct.c
+ * is the event loop, ferry_direct_conn.c one connection's reading and writing,
+ * ferry_direct_answer.c turns answer frames (docs/protocol.md) into HTTP/1.1 bytes and
+ * ferry_direct_ctx.c a parsed request into the job context the Go front would have sent.
+ * The jobs themselves run through the same code as the relay's (ferry_loop_job.c, and
+ * php/worker for everything the C path hands back), so both modes answer alike.
+ */
+#ifndef FERRY_DIRECT_H
+#define FERRY_DIRECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "php.h"
+#include "zend_smart_str.h"
+#include "ferry_http.h"
+
+typedef struct {
+	ferry_http_limits http;
+	uint64_t read_header_ms, read_ms, write_ms, idle_ms;
+	size_t max_connections;
+} direct_limits;
+
+typedef enum {
+	CONN_READING, /* waiting for a whole request */
+	CONN_WRITING, /* answers waiting for the client to take them */
+} conn_phase;
+
+typedef enum {
+	STREAM_NONE,    /* no answer in parts under way */
+	STREAM_CHUNKED, /* after a final head sent with Transfer-Encoding: chunked */
+	STREAM_EOF,     /* after a final head to an HTTP/1.0 client: the body ends with the connection */
+} stream_state;
+
+typedef struct direct_conn {
+	int fd;
+	conn_phase phase;
+	bool close_after;   /* the last answer says Connection: close, or the client asked for it */
+	bool head_request;  /* the request being answered is HEAD: no body goes out */
+	bool http10;        /* the request being answered is HTTP/1.0 */
+	bool continued;     /* 100 Continue sent for the request being read */
+	bool started;       /* bytes of the current request have arrived (idle vs. header timeout) */
+	bool served;        /* it has had an answer: between requests it is an idle keep-alive connection */
+	bool graced;        /* the worker is stopping, and its wait for a next request is set */
+	stream_state stream;
+	/* input: bytes [0, in_len) of in, the current request's head first */
+	char *in;
+	size_t in_len, in_cap;
+	/* a chunked body being decoded: its state, the input position, the body bytes after the head */
+	ferry_http_chunked chunked;
+	size_t raw_pos, body_len;
+	/* output: bytes [out_off, out.len) still to write, then file_left bytes of file_fd from file_off */
+	smart_str out;
+	size_t out_off;
+	int file_fd;        /* -1: none */
+	off_t file_off;
+	uint64_t file_left;
+	uint64_t deadline;  /* ms on the monotonic clock; 0: none */
+	char remote[64];    /* ip:port, as the front names it */
+	struct direct_conn *prev, *next;
+} direct_conn;
+
+/* Monotonic milliseconds. */
+uint64_t ferry_direct_now(void);
+
+/*
+ * Appends the answer an answer frame's context and body make to c->out: a final answer, an
+ * informational head, or one part of an answer in parts (flags: the frame's; stream: its
+ * STREAM bit). False when the context is not a valid answer (the client then gets a 502 if
+ * nothing went out yet).
+ */
+bool ferry_direct_answer(direct_conn *c, const char *context, size_t context_len, const char *body, size_t body_len,
+	bool stream, bool error);
+/* A whole answer with no body made by the server side (OPTIONS *'s 200). */
+void ferry_direct_empty(direct_conn *c, int status);
+/* A whole error answer made by the server side (the front's fail(): text/plain, nosniff). */
+void ferry_direct_fail(direct_conn *c, int status, const char *message);
+
+/* Appends the job context (docs/protocol.md, "HTTP request context") of the request r, from the client given. */
+void ferry_direct_context(smart_str *out, const ferry_http_request *r, const char *remote, const char *host,
+	size_t host_len, bool https);
+/* $_COOKIE for r's Cookie fields, by PHP's own parser. */
+void ferry_direct_cookies(const ferry_http_request *r, zval *out);
+
+/* The connection a job being finished in PHP answers (Ferry\Ext\direct_answer()). */
+extern direct_conn *ferry_direct_current;
+/* Writes c->out to the socket, waiting up to the write timeout; false when the client is gone. */
+bool ferry_direct_flush_blocking(direct_conn *c, uint64_t write_ms);
+extern uint64_t ferry_direct_write_ms;
+
+#endif

@@ -1,0 +1,651 @@
+/*
+ * An answer's context (docs/protocol.md, "HTTP response": JSON from Response::context())
+ * and body as HTTP/1.1 bytes, in the form the Go front writes them (fasthttp: Server,
+ * Date, Content-Type, Content-Length, the other fields in order, Connection: close last),
+ * with the front's one check on every field (internal/protocol.CheckHeader): a name that is
+ * not a token, or a value holding CR, LF or NUL, makes the answer a 502.
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "php.h"
+#include "ext/standard/base64.h"
+#include "zend_smart_str.h"
+#include "ferry_direct.h"
+
+/* ---- a reader for the JSON json_encode() gives a context: objects, arrays, strings, integers ---- */
+
+typedef struct {
+	const char *p, *end;
+} json;
+
+static void ws(json *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t')) {
+		j->p++;
+	}
+}
+
+static bool lit(json *j, char c)
+{
+	ws(j);
+	if (j->p < j->end && *j->p == c) {
+		j->p++;
+		return true;
+	}
+	return false;
+}
+
+static int hex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static bool hex4(json *j, unsigned *u)
+{
+	if (j->end - j->p < 4) {
+		return false;
+	}
+	*u = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hex(j->p[i]);
+		if (h < 0) {
+			return false;
+		}
+		*u = *u << 4 | (unsigned) h;
+	}
+	j->p += 4;
+	return true;
+}
+
+static void utf8(smart_str *s, unsigned cp)
+{
+	if (cp < 0x80) {
+		smart_str_appendc(s, (char) cp);
+	} else if (cp < 0x800) {
+		smart_str_appendc(s, (char) (0xC0 | cp >> 6));
+		smart_str_appendc(s, (char) (0x80 | (cp & 0x3F)));
+	} else if (cp < 0x10000) {
+		smart_str_appendc(s, (char) (0xE0 | cp >> 12));
+		smart_str_appendc(s, (char) (0x80 | (cp >> 6 & 0x3F)));
+		smart_str_appendc(s, (char) (0x80 | (cp & 0x3F)));
+	} else {
+		smart_str_appendc(s, (char) (0xF0 | cp >> 18));
+		smart_str_appendc(s, (char) (0x80 | (cp >> 12 & 0x3F)));
+		smart_str_appendc(s, (char) (0x80 | (cp >> 6 & 0x3F)));
+		smart_str_appendc(s, (char) (0x80 | (cp & 0x3F)));
+	}
+}
+
+/* A string, decoded into s (which is reset first). */
+static bool str(json *j, smart_str *s)
+{
+	if (!lit(j, '"')) {
+		return false;
+	}
+	if (s->s) {
+		ZSTR_LEN(s->s) = 0;
+	}
+	for (;;) {
+		const char *start = j->p;
+		while (j->p < j->end && *j->p != '"' && *j->p != '\\') {
+			j->p++;
+		}
+		smart_str_appendl(s, start, (size_t) (j->p - start));
+		if (j->p >= j->end) {
+			return false;
+		}
+		if (*j->p++ == '"') {
+			smart_str_0(s);
+			return true;
+		}
+		if (j->p >= j->end) {
+			return false;
+		}
+		char e = *j->p++;
+		unsigned u, lo;
+		switch (e) {
+			case '"': case '\\': case '/': smart_str_appendc(s, e); break;
+			case 'b': smart_str_appendc(s, '\b'); break;
+			case 'f': smart_str_appendc(s, '\f'); break;
+			case 'n': smart_str_appendc(s, '\n'); break;
+			case 'r': smart_str_appendc(s, '\r'); break;
+			case 't': smart_str_appendc(s, '\t'); break;
+			case 'u':
+				if (!hex4(j, &u)) {
+					return false;
+				}
+				if (u >= 0xD800 && u < 0xDC00 && j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u') {
+					j->p += 2;
+					if (!hex4(j, &lo) || lo < 0xDC00 || lo >= 0xE000) {
+						return false;
+					}
+					u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+				}
+				utf8(s, u);
+				break;
+			default:
+				return false;
+		}
+	}
+}
+
+static bool integer(json *j, zend_long *v)
+{
+	ws(j);
+	const char *start = j->p;
+	zend_long n = 0;
+	while (j->p < j->end && *j->p >= '0' && *j->p <= '9' && j->p - start < 18) {
+		n = n * 10 + (*j->p++ - '0');
+	}
+	*v = n;
+	return j->p > start;
+}
+
+/* Skips any value (an unknown key's). */
+static bool skip(json *j, int depth)
+{
+	smart_str tmp = {0};
+	bool ok = false;
+	ws(j);
+	if (j->p >= j->end || depth > 8) {
+		return false;
+	}
+	if (*j->p == '"') {
+		ok = str(j, &tmp);
+	} else if (*j->p == '{' || *j->p == '[') {
+		char close = *j->p == '{' ? '}' : ']';
+		j->p++;
+		ok = true;
+		if (!lit(j, close)) {
+			do {
+				if (close == '}' && (!str(j, &tmp) || !lit(j, ':'))) {
+					ok = false;
+					break;
+				}
+				if (!skip(j, depth + 1)) {
+					ok = false;
+					break;
+				}
+			} while (lit(j, ','));
+			ok = ok && lit(j, close);
+		}
+	} else {
+		while (j->p < j->end && strchr("-+.eE0123456789truefalsn", *j->p)) {
+			j->p++;
+		}
+		ok = true;
+	}
+	smart_str_free(&tmp);
+	return ok;
+}
+
+/* ---- the head ---- */
+
+static bool token_char(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static bool valid_name(const char *s, size_t len)
+{
+	if (len == 0) {
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (!token_char((unsigned char) s[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool valid_value(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\r' || s[i] == '\n' || s[i] == '\0') {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool name_is(const smart_str *n, const char *lower, size_t len)
+{
+	return ZSTR_LEN(n->s) == len && zend_binary_strcasecmp(ZSTR_VAL(n->s), len, lower, len) == 0;
+}
+
+static const char *reason_phrase(zend_long status)
+{
+	switch (status) {
+		case 100: return "Continue";
+		case 101: return "Switching Protocols";
+		case 103: return "Early Hints";
+		case 200: return "OK";
+		case 201: return "Created";
+		case 202: return "Accepted";
+		case 204: return "No Content";
+		case 206: return "Partial Content";
+		case 301: return "Moved Permanently";
+		case 302: return "Found";
+		case 303: return "See Other";
+		case 304: return "Not Modified";
+		case 307: return "Temporary Redirect";
+		case 308: return "Permanent Redirect";
+		case 400: return "Bad Request";
+		case 401: return "Unauthorized";
+		case 403: return "Forbidden";
+		case 404: return "Not Found";
+		case 405: return "Method Not Allowed";
+		case 408: return "Request Timeout";
+		case 409: return "Conflict";
+		case 410: return "Gone";
+		case 413: return "Request Entity Too Large";
+		case 414: return "Request URI Too Long";
+		case 415: return "Unsupported Media Type";
+		case 422: return "Unprocessable Entity";
+		case 429: return "Too Many Requests";
+		case 431: return "Request Header Fields Too Large";
+		case 500: return "Internal Server Error";
+		case 501: return "Not Implemented";
+		case 502: return "Bad Gateway";
+		case 503: return "Service Unavailable";
+		case 504: return "Gateway Timeout";
+		case 505: return "HTTP Version Not Supported";
+		default: return "Unknown Status Code";
+	}
+}
+
+/* The Date field, formatted once a second. */
+static void append_date(smart_str *out)
+{
+	static time_t cached_at;
+	static char cached[40];
+	time_t now = time(NULL);
+	if (now != cached_at) {
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(cached, sizeof(cached), "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+		cached_at = now;
+	}
+	smart_str_appends(out, cached);
+}
+
+typedef struct {
+	zend_long status;
+	smart_str reason;
+	smart_str fields;   /* the other fields, each "Name: value\r\n", checked */
+	smart_str type;     /* Content-Type's value, the last one given */
+	smart_str server;   /* Server's, when the answer names one */
+	bool close;         /* Connection: close */
+	bool file;          /* a "file" key: the body is a part of that file */
+	smart_str file_path;
+	zend_long file_offset, file_length; /* length -1: to the end */
+	bool file_delete;
+} answer_head;
+
+/* One field of the context: checked, and kept where the front would put it. */
+static bool add_field(answer_head *h, const smart_str *name, const char *value, size_t len)
+{
+	if (!valid_name(ZSTR_VAL(name->s), ZSTR_LEN(name->s)) || !valid_value(value, len)) {
+		return false;
+	}
+	if (name_is(name, "content-length", 14) || name_is(name, "transfer-encoding", 17) || name_is(name, "date", 4)) {
+		return true; /* the server frames the body and dates the answer itself */
+	}
+	if (name_is(name, "content-type", 12)) {
+		if (h->type.s) {
+			ZSTR_LEN(h->type.s) = 0;
+		}
+		smart_str_appendl(&h->type, value, len);
+		return true;
+	}
+	if (name_is(name, "server", 6)) {
+		if (h->server.s) {
+			ZSTR_LEN(h->server.s) = 0;
+		}
+		smart_str_appendl(&h->server, value, len);
+		return true;
+	}
+	if (name_is(name, "connection", 10)) {
+		h->close = h->close || (len == 5 && zend_binary_strcasecmp(value, 5, "close", 5) == 0);
+		return true;
+	}
+	smart_str_append(&h->fields, name->s);
+	smart_str_appendl(&h->fields, ": ", 2);
+	smart_str_appendl(&h->fields, value, len);
+	smart_str_appendl(&h->fields, "\r\n", 2);
+	return true;
+}
+
+/* "headers" or "raw_headers" (base64 values): {"Name":["v",...],...} */
+static bool read_fields(json *j, answer_head *h, bool raw)
+{
+	smart_str name = {0}, value = {0};
+	bool ok = lit(j, '{');
+	if (ok && !lit(j, '}')) {
+		do {
+			if (!(ok = str(j, &name) && lit(j, ':') && lit(j, '['))) {
+				break;
+			}
+			if (lit(j, ']')) {
+				continue;
+			}
+			do {
+				if (!(ok = str(j, &value))) {
+					break;
+				}
+				const char *v = value.s ? ZSTR_VAL(value.s) : "";
+				size_t len = value.s ? ZSTR_LEN(value.s) : 0;
+				if (raw) {
+					zend_string *bytes = php_base64_decode_ex((const unsigned char *) v, len, true);
+					ok = bytes && add_field(h, &name, ZSTR_VAL(bytes), ZSTR_LEN(bytes));
+					if (bytes) {
+						zend_string_release(bytes);
+					}
+				} else {
+					ok = add_field(h, &name, v, len);
+				}
+			} while (ok && lit(j, ','));
+			ok = ok && lit(j, ']');
+		} while (ok && lit(j, ','));
+		ok = ok && lit(j, '}');
+	}
+	smart_str_free(&name);
+	smart_str_free(&value);
+	return ok;
+}
+
+static bool boolean(json *j, bool *v)
+{
+	ws(j);
+	if (j->end - j->p >= 4 && memcmp(j->p, "true", 4) == 0) {
+		j->p += 4;
+		*v = true;
+		return true;
+	}
+	if (j->end - j->p >= 5 && memcmp(j->p, "false", 5) == 0) {
+		j->p += 5;
+		*v = false;
+		return true;
+	}
+	return false;
+}
+
+/* "file":{"path":"/abs","offset":0,"length":26,"delete":false} (docs/protocol.md) */
+static bool read_file(json *j, answer_head *h)
+{
+	smart_str key = {0};
+	h->file = true;
+	h->file_length = -1;
+	bool ok = lit(j, '{');
+	if (ok && !lit(j, '}')) {
+		do {
+			if (!(ok = str(j, &key) && lit(j, ':'))) {
+				break;
+			}
+			if (name_is(&key, "path", 4)) {
+				ok = str(j, &h->file_path);
+			} else if (name_is(&key, "offset", 6)) {
+				ok = integer(j, &h->file_offset);
+			} else if (name_is(&key, "length", 6)) {
+				ok = integer(j, &h->file_length);
+			} else if (name_is(&key, "delete", 6)) {
+				ok = boolean(j, &h->file_delete);
+			} else {
+				ok = skip(j, 0);
+			}
+		} while (ok && lit(j, ','));
+		ok = ok && lit(j, '}');
+	}
+	smart_str_free(&key);
+	return ok && h->file_path.s != NULL;
+}
+
+static bool read_head(const char *context, size_t len, answer_head *h)
+{
+	json j = {context, context + len};
+	smart_str key = {0};
+	bool ok = lit(&j, '{');
+	if (ok && !lit(&j, '}')) {
+		do {
+			if (!(ok = str(&j, &key) && lit(&j, ':'))) {
+				break;
+			}
+			if (name_is(&key, "status", 6)) {
+				ok = integer(&j, &h->status);
+			} else if (name_is(&key, "headers", 7)) {
+				ok = read_fields(&j, h, false);
+			} else if (name_is(&key, "raw_headers", 11)) {
+				ok = read_fields(&j, h, true);
+			} else if (name_is(&key, "reason", 6)) {
+				ok = str(&j, &h->reason) && (!h->reason.s || valid_value(ZSTR_VAL(h->reason.s), ZSTR_LEN(h->reason.s)));
+			} else if (name_is(&key, "file", 4)) {
+				ok = read_file(&j, h);
+			} else {
+				ok = skip(&j, 0);
+			}
+		} while (ok && lit(&j, ','));
+		ok = ok && lit(&j, '}');
+	}
+	ws(&j);
+	smart_str_free(&key);
+	return ok && j.p == j.end && h->status >= 100 && h->status <= 999;
+}
+
+static void head_free(answer_head *h)
+{
+	smart_str_free(&h->reason);
+	smart_str_free(&h->fields);
+	smart_str_free(&h->type);
+	smart_str_free(&h->server);
+	smart_str_free(&h->file_path);
+}
+
+/* framing: the body's length; -1 chunked; -2 until the connection closes; -3 none (1xx) */
+static void write_head(direct_conn *c, answer_head *h, int64_t framing)
+{
+	smart_str *out = &c->out;
+	smart_str_appendl(out, "HTTP/1.1 ", 9);
+	smart_str_append_long(out, h->status);
+	smart_str_appendc(out, ' ');
+	if (h->reason.s && ZSTR_LEN(h->reason.s) > 0) {
+		smart_str_append(out, h->reason.s);
+	} else {
+		smart_str_appends(out, reason_phrase(h->status));
+	}
+	smart_str_appendl(out, "\r\n", 2);
+	if (framing == -3) {
+		if (h->fields.s) {
+			smart_str_append(out, h->fields.s);
+		}
+		smart_str_appendl(out, "\r\n", 2);
+		return;
+	}
+	smart_str_appendl(out, "Server: ", 8);
+	if (h->server.s) {
+		smart_str_append(out, h->server.s);
+	} else {
+		smart_str_appendl(out, "ferry", 5);
+	}
+	smart_str_appendl(out, "\r\n", 2);
+	append_date(out);
+	bool bodyless = h->status == 204 || h->status == 304;
+	if (h->type.s) {
+		smart_str_appendl(out, "Content-Type: ", 14);
+		smart_str_append(out, h->type.s);
+		smart_str_appendl(out, "\r\n", 2);
+	} else if (!bodyless) {
+		smart_str_appendl(out, "Content-Type: text/plain; charset=utf-8\r\n", 41);
+	}
+	if (framing >= 0 && !bodyless) {
+		smart_str_appendl(out, "Content-Length: ", 16);
+		smart_str_append_unsigned(out, (zend_ulong) framing);
+		smart_str_appendl(out, "\r\n", 2);
+	} else if (framing == -1) {
+		smart_str_appendl(out, "Transfer-Encoding: chunked\r\n", 28);
+	}
+	if (h->fields.s) {
+		smart_str_append(out, h->fields.s);
+	}
+	if (h->close || framing == -2) {
+		c->close_after = true;
+	}
+	if (c->close_after) {
+		smart_str_appendl(out, "Connection: close\r\n", 19);
+	}
+	smart_str_appendl(out, "\r\n", 2);
+}
+
+static void append_chunk(smart_str *out, const char *body, size_t len)
+{
+	if (len == 0) {
+		return; /* an empty chunk would end the body */
+	}
+	char size[20];
+	int n = snprintf(size, sizeof(size), "%zx\r\n", len);
+	smart_str_appendl(out, size, (size_t) n);
+	smart_str_appendl(out, body, len);
+	smart_str_appendl(out, "\r\n", 2);
+}
+
+/*
+ * A file answer: the head, then the file's bytes by sendfile() when the connection writes
+ * (ferry_direct.c). As the front does: an absolute path, opened (then unlinked with
+ * "delete"), a regular file, the range within its size.
+ */
+static bool send_file(direct_conn *c, answer_head *h)
+{
+	const char *path = ZSTR_VAL(h->file_path.s);
+	if (path[0] != '/' || strlen(path) != ZSTR_LEN(h->file_path.s) || c->file_fd >= 0) {
+		return false;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && h->file_delete) {
+		unlink(path);
+	}
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		if (fd >= 0) {
+			close(fd);
+		}
+		return false;
+	}
+	zend_long size = (zend_long) st.st_size;
+	zend_long n = h->file_length >= 0 ? h->file_length : size - h->file_offset;
+	if (h->file_offset < 0 || n < 0 || h->file_offset > size || n > size - h->file_offset) {
+		close(fd);
+		return false;
+	}
+	write_head(c, h, (int64_t) n);
+	if (c->head_request || n == 0) {
+		close(fd);
+		return true;
+	}
+	c->file_fd = fd;
+	c->file_off = (off_t) h->file_offset;
+	c->file_left = (uint64_t) n;
+	return true;
+}
+
+void ferry_direct_empty(direct_conn *c, int status)
+{
+	answer_head h = {0};
+	h.status = status;
+	write_head(c, &h, 0);
+	head_free(&h);
+}
+
+void ferry_direct_fail(direct_conn *c, int status, const char *message)
+{
+	answer_head h = {0};
+	h.status = status;
+	smart_str_appends(&h.type, "text/plain; charset=utf-8");
+	smart_str_appends(&h.fields, "X-Content-Type-Options: nosniff\r\n");
+	size_t len = strlen(message);
+	write_head(c, &h, (int64_t) len + 1);
+	if (!c->head_request) {
+		smart_str_appendl(&c->out, message, len);
+		smart_str_appendc(&c->out, '\n');
+	}
+	head_free(&h);
+}
+
+bool ferry_direct_answer(direct_conn *c, const char *context, size_t context_len, const char *body, size_t body_len,
+	bool stream, bool error)
+{
+	if (error) {
+		/* an ERROR answer: the job failed in PHP, and its message is for the log, not the client */
+		if (c->stream == STREAM_NONE) {
+			ferry_direct_fail(c, 500, "internal server error");
+		} else {
+			c->close_after = true; /* cut short: no last chunk */
+		}
+		c->stream = STREAM_NONE;
+		return true;
+	}
+	if (c->stream != STREAM_NONE) {
+		/* a later part, or the ending frame: context_len is 0 */
+		if (!c->head_request) {
+			if (c->stream == STREAM_CHUNKED) {
+				append_chunk(&c->out, body, body_len);
+			} else {
+				smart_str_appendl(&c->out, body, body_len);
+			}
+		}
+		if (!stream) {
+			if (c->stream == STREAM_CHUNKED && !c->head_request) {
+				smart_str_appendl(&c->out, "0\r\n\r\n", 5);
+			}
+			c->stream = STREAM_NONE;
+		}
+		return true;
+	}
+	answer_head h = {0};
+	bool ok = read_head(context, context_len, &h) && !(h.file && (stream || body_len > 0)) && h.status != 101;
+	if (ok && h.file) {
+		bool sent = send_file(c, &h);
+		head_free(&h);
+		if (!sent) {
+			/* the front's answer to a file it cannot open or read from */
+			ferry_direct_fail(c, 502, "the worker sent an invalid response");
+		}
+		return true;
+	}
+	if (!ok) {
+		head_free(&h);
+		return false;
+	}
+	if (h.status < 200) {
+		/* informational (103): ahead of the final answer, on HTTP/1.1 only */
+		if (!c->http10) {
+			write_head(c, &h, -3);
+		}
+		head_free(&h);
+		return true;
+	}
+	if (stream) {
+		c->stream = c->http10 ? STREAM_EOF : STREAM_CHUNKED;
+		write_head(c, &h, c->http10 ? -2 : -1);
+		if (!c->head_request) {
+			if (c->stream == STREAM_CHUNKED) {
+				append_chunk(&c->out, body, body_len);
+			} else {
+				smart_str_appendl(&c->out, body, body_len);
+			}
+		}
+	} else {
+		write_head(c, &h, (int64_t) body_len);
+		if (!c->head_request && h.status != 204 && h.status != 304) {
+			smart_str_appendl(&c->out, body, body_len);
+		}
+	}
+	head_free(&h);
+	return true;
+}
