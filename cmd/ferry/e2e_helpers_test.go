@@ -45,6 +45,15 @@ func TestMain(m *testing.M) {
 // its configuration comes from appConfig, which then asks for direct mode.
 var directMode = os.Getenv("FERRY_E2E_MODE") == "direct"
 
+// frontOnly skips, in the direct-mode run, a test or subtest of what front mode alone does
+// (docs/direct.md says what direct mode leaves out).
+func frontOnly(t testing.TB, why string) {
+	t.Helper()
+	if directMode {
+		t.Skip("front mode only: " + why)
+	}
+}
+
 // server is a real `ferry serve` process on a free port.
 type server struct {
 	url, admin, cfg string

@@ -204,6 +204,7 @@ func TestHTTPErrors(t *testing.T) {
 	})
 
 	t.Run("504 at exec_ttl", func(t *testing.T) {
+		frontOnly(t, "in direct mode exec_ttl's kill closes the client's connection (docs/direct.md)")
 		resp, body := get(t, s.url+"/sleep?ms=5000")
 		expectStatus(t, resp, body, 504)
 	})

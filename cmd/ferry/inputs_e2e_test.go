@@ -241,6 +241,9 @@ func TestInputsParsedAsPHPDoes(t *testing.T) {
 	cases := inputsCases(t, n)
 	for _, mode := range []string{"pure", "ext"} {
 		t.Run(mode, func(t *testing.T) {
+			if mode == "pure" {
+				frontOnly(t, "direct mode needs ext/ferry")
+			}
 			extension := "off"
 			if mode == "ext" {
 				extension = extensionSO(t)

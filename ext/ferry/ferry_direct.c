@@ -53,7 +53,14 @@
 #define READ_SIZE 16384
 #define MAX_FIELDS 256
 #define OUT_HIGH_WATER (256 * 1024) /* pipelined answers buffered before the loop writes */
-#define DRAIN_GRACE_MS 1000 /* a stopping worker's wait for the next request on a keep-alive connection */
+#define DRAIN_GRACE_MS 1000
+/*
+ * After its last answer a connection is shut for writing, and what the client still sends
+ * (the rest of a refused body, requests pipelined behind a close) is read and dropped for
+ * up to this long: closed at once, unread bytes would make the kernel reset it, and the
+ * client could lose the answer it has not read yet.
+ */
+#define LINGER_MS 1000 /* a stopping worker's wait for the next request on a keep-alive connection */
 
 static struct {
 	int epfd, lfd, relay;
@@ -357,7 +364,19 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		clock_gettime(CLOCK_REALTIME, &ts);
 		D.stats->busy_since = (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 	}
+	size_t before = c->out.s ? ZSTR_LEN(c->out.s) : 0;
 	ferry_job_outcome outcome = ferry_loop_serve_job(L, id, ZSTR_VAL(ctx.s), ZSTR_LEN(ctx.s), body);
+	bool fatal = PG(last_error_message) && (PG(last_error_type) & (E_ERROR | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR
+		| E_PARSE | E_RECOVERABLE_ERROR));
+	if (outcome == JOB_THROWN && zend_is_unwind_exit(EG(exception)) && !fatal) {
+		/* exit() in the handler ends the worker: its client hears it as the front says it. (A
+		 * fatal error unwinds the same way: php/worker's FatalAnswer answers it, 500.) */
+		if ((c->out.s ? ZSTR_LEN(c->out.s) : 0) == before && c->stream == STREAM_NONE) {
+			ferry_direct_fail(c, 502, "the worker died while handling the request");
+		}
+		c->close_after = true;
+		ferry_direct_flush_blocking(c, D.limits.write_ms ? D.limits.write_ms : 1000);
+	}
 	if (D.stats && outcome != JOB_RESUME && outcome != JOB_DECLINED) {
 		D.stats->busy_since = 0;
 		D.stats->requests = (uint64_t) D.served;
@@ -402,6 +421,10 @@ static step process(ferry_loop *L, direct_conn *c)
 		size_t head_len = 0;
 		ferry_http_status st = ferry_http_parse_head(c->in, c->in_len, &D.limits.http, &r, &head_len);
 		if (st == FERRY_HTTP_NEED_MORE) {
+			if (!grow_in(c)) {
+				refuse(c, 431, "request header fields too large");
+				return STEP_DONE;
+			}
 			if (!c->started) {
 				c->started = true;
 				set_deadline(c, D.limits.read_header_ms);
@@ -509,10 +532,14 @@ static bool settle(direct_conn *c)
 		return true;
 	}
 	if (c->close_after) {
-		/* the answer is out: a polite close, so the client reads it before any reset */
-		shutdown(c->fd, SHUT_WR);
-		conn_close(c);
-		return false;
+		if (c->phase != CONN_LINGER) {
+			shutdown(c->fd, SHUT_WR);
+			c->phase = CONN_LINGER;
+			c->in_len = 0;
+			conn_events(c, EPOLLIN | EPOLLRDHUP);
+			set_deadline(c, LINGER_MS);
+		}
+		return true;
 	}
 	if (c->phase == CONN_WRITING) {
 		c->phase = CONN_READING;
@@ -530,8 +557,7 @@ static bool read_some(direct_conn *c)
 {
 	for (;;) {
 		if (!grow_in(c)) {
-			refuse(c, 431, "request too large");
-			return settle(c);
+			return true; /* full: process() judges what it holds (a head too large is its 431) */
 		}
 		ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
 		if (n > 0) {
@@ -567,10 +593,30 @@ static step serve_conn(ferry_loop *L, direct_conn *c)
 		if (!settle(c)) {
 			return STEP_DONE;
 		}
-		if (s == STEP_MORE || c->phase == CONN_WRITING || c->in_len == 0) {
+		if (s == STEP_MORE || c->phase != CONN_READING || c->in_len == 0) {
 			return STEP_MORE;
 		}
 		/* all written, and requests pipelined behind a large answer are still here */
+	}
+}
+
+/* A lingering connection's input, dropped; closed at its end (or on an error). */
+static void linger(direct_conn *c)
+{
+	char sink[16384];
+	for (;;) {
+		ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
+		if (n > 0) {
+			continue;
+		}
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return;
+		}
+		conn_close(c);
+		return;
 	}
 }
 
@@ -584,11 +630,11 @@ static void expire(void)
 	for (direct_conn *c = D.conns, *next; c; c = next) {
 		next = c->next;
 		if (c->deadline && c->deadline <= now) {
-			if (c->phase == CONN_READING && c->started) {
-				/* too slow to send its request: 408, as the front answers it */
+			if (c->phase == CONN_READING && c->started && !c->close_after) {
+				/* too slow to send its request: 408, as the front answers it, then the linger */
 				refuse(c, 408, "request timeout");
-				c->phase = CONN_WRITING;
-				flush_some(c);
+				settle(c);
+				continue;
 			}
 			conn_close(c);
 			continue;
@@ -720,7 +766,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 		/* Again at every call: a job handed to PHP leaves the sweep before its end. */
 		for (direct_conn *c = D.conns, *next; c; c = next) {
 			next = c->next;
-			if (c == ferry_direct_current || out_pending(c) || !read_some(c)) {
+			if (c->phase == CONN_LINGER || c == ferry_direct_current || out_pending(c) || !read_some(c)) {
 				continue; /* settled once its answer is out; or gone */
 			}
 			if (c->in_len == 0 && !c->started && !c->graced) {
@@ -796,8 +842,12 @@ ZEND_FUNCTION(ferry_direct_serve)
 				conn_close(c);
 				continue;
 			}
+			if (c->phase == CONN_LINGER) {
+				linger(c);
+				continue;
+			}
 			if (c->phase == CONN_WRITING) {
-				if (!settle(c) || c->phase == CONN_WRITING) {
+				if (!settle(c) || c->phase == CONN_WRITING || c->phase == CONN_LINGER) {
 					continue; /* closed, or the client still has not taken everything */
 				}
 				/* the answers are out: the requests pipelined behind them are served now */

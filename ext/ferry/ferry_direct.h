@@ -26,6 +26,7 @@ typedef struct {
 typedef enum {
 	CONN_READING, /* waiting for a whole request */
 	CONN_WRITING, /* answers waiting for the client to take them */
+	CONN_LINGER,  /* the last answer is out and the write side shut: what the client still sends is dropped */
 } conn_phase;
 
 typedef enum {

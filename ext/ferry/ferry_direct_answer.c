@@ -9,7 +9,9 @@
 # include "config.h"
 #endif
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -524,6 +526,8 @@ static bool send_file(direct_conn *c, answer_head *h)
 {
 	const char *path = ZSTR_VAL(h->file_path.s);
 	if (path[0] != '/' || strlen(path) != ZSTR_LEN(h->file_path.s) || c->file_fd >= 0) {
+		/* the front's log line, at warn (a PSR-3 head the server reads) */
+		fprintf(stderr, "[warning] answer file \"%s\" is not an absolute path\n", path);
 		return false;
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -532,6 +536,7 @@ static bool send_file(direct_conn *c, answer_head *h)
 	}
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "[warning] answer file \"%s\": %s\n", path, fd < 0 ? strerror(errno) : "not a regular file");
 		if (fd >= 0) {
 			close(fd);
 		}
@@ -540,6 +545,8 @@ static bool send_file(direct_conn *c, answer_head *h)
 	zend_long size = (zend_long) st.st_size;
 	zend_long n = h->file_length >= 0 ? h->file_length : size - h->file_offset;
 	if (h->file_offset < 0 || n < 0 || h->file_offset > size || n > size - h->file_offset) {
+		fprintf(stderr, "[warning] answer file \"%s\": bytes %ld+%ld are past its size %ld\n", path,
+			(long) h->file_offset, (long) n, (long) size);
 		close(fd);
 		return false;
 	}

@@ -23,28 +23,31 @@ const (
 	statWords
 )
 
-// directStats is the server's read-only mapping of one worker's page. The
-// file lives in the worker's spool directory, which goes when the worker has
-// exited.
+// directStats is the server's read-only mapping of one worker's page, a file
+// in the system's temp directory (server.uploads.dir holds only what the
+// workers spool), removed once the worker has exited.
 type directStats struct {
-	mu  sync.RWMutex // close() against the readers on other goroutines (watchdog, metrics)
-	mem []byte
+	mu   sync.RWMutex // close() against the readers on other goroutines (watchdog, metrics)
+	mem  []byte
+	path string
 }
 
 func newDirectStats(dir string) (*directStats, string, error) {
-	f, err := os.CreateTemp(dir, "direct-stats-")
+	f, err := os.CreateTemp(dir, "ferry-direct-stats-")
 	if err != nil {
 		return nil, "", err
 	}
 	defer f.Close()
 	if err := f.Truncate(statWords * 8); err != nil {
+		os.Remove(f.Name())
 		return nil, "", err
 	}
 	mem, err := syscall.Mmap(int(f.Fd()), 0, statWords*8, syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
+		os.Remove(f.Name())
 		return nil, "", err
 	}
-	return &directStats{mem: mem}, f.Name(), nil
+	return &directStats{mem: mem, path: f.Name()}, f.Name(), nil
 }
 
 // word reads one word of the page; 0 once it is closed (or for no page).
@@ -79,6 +82,7 @@ func (s *directStats) close() {
 	if s.mem != nil {
 		syscall.Munmap(s.mem)
 		s.mem = nil
+		os.Remove(s.path)
 	}
 }
 

@@ -176,7 +176,7 @@ func (w *Worker) boot() error {
 		env[spoolEnv] = s.dir
 		w.cmd.Env = append(w.cmd.Env, spoolEnv+"="+s.dir)
 		if w.pool.opt.Direct != nil {
-			st, path, err := newDirectStats(s.dir)
+			st, path, err := newDirectStats(os.TempDir())
 			if err != nil {
 				return fmt.Errorf("worker stats page: %w", err)
 			}

@@ -57,6 +57,16 @@ final class FatalAnswer
         if ($ids === []) {
             return; // between jobs: the server sees the worker go, with nothing held
         }
+        if ($session->direct && $session->directSink === null && \function_exists('Ferry\Ext\direct_answer')) {
+            // Direct mode, a request ext/ferry's loop was running: the error goes to its client.
+            $session->directSink = static function (string $bytes) use ($session): void {
+                $control = '';
+                \Ferry\Ext\direct_answer($bytes, $control);
+                if ($control !== '') {
+                    $session->relay->write($control);
+                }
+            };
+        }
         try {
             $session->stop();
             foreach ($ids as $id) {
