@@ -134,6 +134,14 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_served, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_forwarded_client, 0, 4, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, trusted, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, peer, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, fields, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, host, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_FUNCTION(ferry_forwarded_client);
 ZEND_FUNCTION(ferry_catch_exit);
 ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
@@ -179,5 +187,6 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(fiber_serve)
 	FERRY_FE(fiber_body)
 	FERRY_FE(fiber_served)
+	FERRY_FE(forwarded_client)
 	ZEND_FE_END
 };
