@@ -388,6 +388,10 @@ size_t ferry_addr_format_port0(const ferry_addr *a, char *out, size_t cap)
 		}
 	}
 	size_t zone = a->v4 ? 0 : a->zone_len;
+	/* out is a C string: a NUL in a zone would cut it (no field value holds one: ferry_http.c refuses it) */
+	if (zone && memchr(a->zone, '\0', zone)) {
+		return 0;
+	}
 	size_t total = n + (zone ? zone + 1 : 0) + (a->v4 ? 0 : 1) + 2;
 	if (total + 1 > cap) {
 		return 0;

@@ -34,7 +34,7 @@ bool ferry_addr_trusted(const ferry_trusted *t, const ferry_addr *a);
 
 /*
  * netip.AddrPortFrom(a, 0).String() of an unmapped a into out (NUL-terminated); its length,
- * or 0 when it does not fit in cap bytes.
+ * or 0 when it does not fit in cap bytes or its zone holds a NUL.
  */
 size_t ferry_addr_format_port0(const ferry_addr *a, char *out, size_t cap);
 
