@@ -173,9 +173,12 @@ func fwdThroughExtension(t *testing.T, so string, inputs []fwdInput) []fwdAnswer
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("php", "-n", "-d", "extension="+so, "-r", fwdScript, file).Output()
+	cmd := exec.Command("php", "-n", "-d", "extension="+so, "-d", "display_errors=stderr", "-r", fwdScript, file)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("php: %v: %s", err, out)
+		t.Fatalf("php: %v: %s%s", err, out, stderr.String())
 	}
 	var got []fwdAnswer
 	if err := json.Unmarshal(out, &got); err != nil {

@@ -6,6 +6,6 @@ PHP_ARG_ENABLE([ferry],
 
 if test "$PHP_FERRY" != "no"; then
   AC_DEFINE(HAVE_FERRY, 1, [Whether the Ferry extension is enabled])
-  PHP_NEW_EXTENSION(ferry, [ferry.c ferry_sapi.c ferry_output.c ferry_session.c ferry_uploads.c ferry_exit.c ferry_frame.c ferry_frame_php.c ferry_msgpack_read.c ferry_msgpack_dec.c ferry_msgpack_enc.c ferry_msgpack_php.c ferry_msgpack_ext.c ferry_msgpack_tnt.c ferry_msgpack_extenc.c ferry_msgpack_msg.c ferry_ser.c ferry_ser_php.c ferry_loop.c ferry_loop_job.c ferry_fiber.c ferry_fiber_init.c ferry_fiber_job.c ferry_fiber_answer.c ferry_job_common.c ferry_contract.c ferry_forwarded.c ferry_forwarded_addr.c ferry_forwarded_text.c ferry_forwarded_php.c], $ext_shared,, [-DZEND_ENABLE_STATIC_TSRMLS_CACHE=1 -Wall -Wextra -Wno-unused-parameter])
+  PHP_NEW_EXTENSION(ferry, [ferry.c ferry_sapi.c ferry_output.c ferry_session.c ferry_uploads.c ferry_exit.c ferry_frame.c ferry_frame_php.c ferry_msgpack_read.c ferry_msgpack_dec.c ferry_msgpack_enc.c ferry_msgpack_php.c ferry_msgpack_ext.c ferry_msgpack_tnt.c ferry_msgpack_extenc.c ferry_msgpack_msg.c ferry_ser.c ferry_ser_php.c ferry_loop.c ferry_loop_job.c ferry_fiber.c ferry_fiber_init.c ferry_fiber_job.c ferry_fiber_answer.c ferry_job_common.c ferry_contract.c ferry_forwarded.c ferry_forwarded_parse.c ferry_forwarded_addr.c ferry_forwarded_text.c ferry_forwarded_php.c], $ext_shared,, [-DZEND_ENABLE_STATIC_TSRMLS_CACHE=1 -Wall -Wextra -Wno-unused-parameter])
   PHP_ADD_EXTENSION_DEP(ferry, session)
 fi

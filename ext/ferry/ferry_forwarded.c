@@ -2,7 +2,8 @@
  * server.trusted_proxies for direct mode (ferry_forwarded.h): the same walk as the Go
  * front's internal/gateway/proxy.go and forwarded.go, in the same order, because the
  * order is the behaviour (which element a malformed line, an unknown node or a ring
- * overflow stops at). cmd/ferry/direct_forwarded_e2e_test.go holds the two side by side.
+ * overflow stops at). cmd/ferry/direct_forwarded_e2e_test.go holds the two side by side;
+ * ferry_forwarded_parse.c reads one Forwarded line.
  *
  * Known difference: an address whose "ip:port" form passes 63 bytes (only an IPv6 zone
  * of 20 bytes or more makes one) is no address here, since ferry_client.remote is fixed;
@@ -15,209 +16,58 @@
 #include "ferry_forwarded.h"
 #include "ferry_forwarded_int.h"
 
-#define FWD_RING 16 /* forwardedRing's size: the front stops at the same element */
 #define FWD_SCRATCH 65536
-
-typedef struct {
-	const char *p; /* a token, or a quoted-string's body with its \-escapes */
-	size_t n;
-	bool escaped;
-} fwd_value;
-
-typedef struct {
-	fwd_value node, proto, host;
-} fwd_elem;
-
-typedef struct {
-	fwd_elem e[FWD_RING];
-	size_t n; /* elements parsed; the last min(n, FWD_RING) are kept */
-} fwd_ring;
 
 /* The forwarded host lives here while its \-escapes are resolved: valid until the next call. */
 static char host_buf[FWD_SCRATCH];
 static char node_buf[FWD_SCRATCH];
 
-static bool name_is(const ferry_http_field *f, const char *name)
+enum { FWD_OTHER, FWD_FORWARDED, FWD_XFF, FWD_XFP, FWD_XFH, FWD_KINDS };
+
+/* word is lower case; the field name matches it in any case */
+static bool name_eq_lower(const char *name, const char *word, size_t n)
 {
-	size_t n = strlen(name);
-	if (f->name_len != n) {
-		return false;
-	}
 	for (size_t i = 0; i < n; i++) {
-		char c = f->name[i];
+		char c = name[i];
 		if (c >= 'A' && c <= 'Z') {
 			c = (char) (c - 'A' + 'a');
 		}
-		if (c != name[i]) {
+		if (c != word[i]) {
 			return false;
 		}
 	}
 	return true;
 }
 
-/* fwdValue.bytes(): the value with its escapes resolved, in buf when it had any; NULL when it does not fit. */
-static const char *unescape(const fwd_value *v, char *buf, size_t cap, size_t *len)
+/* Which of the four fields f is; by length first, so that most names cost one compare. */
+static int field_kind(const ferry_http_field *f)
 {
-	if (!v->escaped) {
-		*len = v->n;
-		return v->p;
+	switch (f->name_len) {
+		case 9:
+			return name_eq_lower(f->name, "forwarded", 9) ? FWD_FORWARDED : FWD_OTHER;
+		case 15:
+			return name_eq_lower(f->name, "x-forwarded-for", 15) ? FWD_XFF : FWD_OTHER;
+		case 16:
+			return name_eq_lower(f->name, "x-forwarded-host", 16) ? FWD_XFH : FWD_OTHER;
+		case 17:
+			return name_eq_lower(f->name, "x-forwarded-proto", 17) ? FWD_XFP : FWD_OTHER;
 	}
-	size_t o = 0;
-	for (size_t i = 0; i < v->n; i++) {
-		if (v->p[i] == '\\' && i + 1 < v->n) {
-			i++;
-		}
-		if (o == cap) {
-			return NULL;
-		}
-		buf[o++] = v->p[i];
-	}
-	*len = o;
-	return buf;
+	return FWD_OTHER;
 }
 
-static bool tchar(unsigned char c)
+/* A C string of at most 63 bytes: a longer peer (accept() never gives one) is cut. */
+static void copy_peer(char out[64], const char *peer)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-		|| (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-static bool fwd_control(unsigned char c)
-{
-	return (c < ' ' && c != '\t') || c == 0x7f;
-}
-
-static void skip_ows(const char **p, const char *end)
-{
-	while (*p < end && (**p == ' ' || **p == '\t')) {
-		(*p)++;
-	}
-}
-
-static bool name_eq(const char *p, size_t n, const char *word)
-{
-	return ferry_fwd_equal_fold(p, n, word);
-}
-
-static void ring_push(fwd_ring *r, const fwd_elem *e)
-{
-	r->e[r->n % FWD_RING] = *e;
-	r->n++;
-}
-
-/* parseForwarded: RFC 7239's grammar with empty elements and pairs allowed; false for a line not to believe. */
-static bool parse_forwarded(fwd_ring *r, const char *p, size_t len)
-{
-	const char *end = p + len;
-	fwd_elem cur;
-	memset(&cur, 0, sizeof(cur));
-	int pairs = 0;
-	r->n = 0;
-	for (;;) {
-		skip_ows(&p, end);
-		if (p == end) {
-			break;
-		}
-		if (*p == ',') {
-			if (pairs > 0) {
-				ring_push(r, &cur);
-			}
-			memset(&cur, 0, sizeof(cur));
-			pairs = 0;
-			p++;
-			continue;
-		}
-		if (*p == ';') {
-			p++;
-			continue;
-		}
-		const char *name = p;
-		while (p < end && tchar((unsigned char) *p)) {
-			p++;
-		}
-		size_t name_len = (size_t) (p - name);
-		if (name_len == 0) {
-			return false;
-		}
-		skip_ows(&p, end);
-		if (p == end || *p != '=') {
-			return false;
-		}
-		p++;
-		skip_ows(&p, end);
-		fwd_value val = {NULL, 0, false};
-		if (p < end && *p == '"') {
-			const char *q = ++p;
-			bool closed = false;
-			for (; q < end; q++) {
-				unsigned char c = (unsigned char) *q;
-				if (c == '"') {
-					closed = true;
-					break;
-				}
-				if (c == '\\' && q + 1 < end) {
-					q++;
-					val.escaped = true;
-					if (fwd_control((unsigned char) *q)) {
-						return false;
-					}
-				} else if (fwd_control(c)) {
-					return false;
-				}
-			}
-			if (!closed) {
-				return false;
-			}
-			val.p = p;
-			val.n = (size_t) (q - p);
-			p = q + 1;
-		} else {
-			const char *stop = p;
-			while (stop < end && *stop != ';' && *stop != ',') {
-				stop++;
-			}
-			/* Not strictly a token: proxies write for=[v6]:port unquoted. */
-			size_t n = (size_t) (stop - p);
-			while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t')) {
-				n--;
-			}
-			if (n == 0) {
-				return false;
-			}
-			for (size_t i = 0; i < n; i++) {
-				unsigned char c = (unsigned char) p[i];
-				if (c <= ' ' || c == 0x7f || c == '"') {
-					return false;
-				}
-			}
-			val.p = p;
-			val.n = n;
-			p = stop;
-		}
-		if (name_eq(name, name_len, "for")) {
-			cur.node = val;
-		} else if (name_eq(name, name_len, "proto")) {
-			cur.proto = val;
-		} else if (name_eq(name, name_len, "host")) {
-			cur.host = val;
-		}
-		pairs++;
-		skip_ows(&p, end);
-		if (p < end && *p != ';' && *p != ',') {
-			return false;
-		}
-	}
-	if (pairs > 0) {
-		ring_push(r, &cur);
-	}
-	return true;
+	size_t n = strnlen(peer, 63);
+	memcpy(out, peer, n);
+	out[n] = '\0';
 }
 
 /* forwardedNode: "ip:port", "[v6]:port", IPv4 or "[v6]"; unknown and obfuscated names are none. */
 static bool forwarded_node(const fwd_value *v, ferry_addr *a)
 {
 	size_t n;
-	const char *s = unescape(v, node_buf, sizeof(node_buf), &n);
+	const char *s = ferry_fwd_unescape(v, node_buf, sizeof(node_buf), &n);
 	if (!s) {
 		return false;
 	}
@@ -240,12 +90,12 @@ static bool print_client(const ferry_addr *a, char out[64])
 }
 
 /* forwardedFor: the X-Forwarded-For entries of every line, from the right. */
-static void forwarded_for(const ferry_trusted *t, const ferry_http_request *r, const char *peer, char out[64])
+static void forwarded_for(const ferry_trusted *t, const ferry_http_request *r, size_t last, const char *peer, char out[64])
 {
 	bool found = false;
-	for (size_t i = r->field_count; i-- > 0;) {
+	for (size_t i = last + 1; i-- > 0;) {
 		const ferry_http_field *f = &r->fields[i];
-		if (!name_is(f, "x-forwarded-for")) {
+		if (field_kind(f) != FWD_XFF) {
 			continue;
 		}
 		size_t n = f->value_len;
@@ -280,8 +130,7 @@ static void forwarded_for(const ferry_trusted *t, const ferry_http_request *r, c
 	}
 done:
 	if (!found) {
-		strncpy(out, peer, 63);
-		out[63] = '\0';
+		copy_peer(out, peer);
 	}
 }
 
@@ -289,7 +138,7 @@ static void apply_proto(const fwd_value *v, bool *https)
 {
 	char buf[16];
 	size_t n;
-	const char *s = unescape(v, buf, sizeof(buf), &n);
+	const char *s = ferry_fwd_unescape(v, buf, sizeof(buf), &n);
 	if (!s) {
 		return;
 	}
@@ -304,7 +153,7 @@ static void apply_host(const fwd_value *v, ferry_client *out)
 {
 	size_t n;
 	/* Resolved in the scratch first: host_buf may hold the host a right element gave. */
-	const char *s = unescape(v, node_buf, sizeof(node_buf), &n);
+	const char *s = ferry_fwd_unescape(v, node_buf, sizeof(node_buf), &n);
 	if (!s || n == 0 || !ferry_fwd_valid_host(s, n)) {
 		return;
 	}
@@ -317,16 +166,16 @@ static void apply_host(const fwd_value *v, ferry_client *out)
 }
 
 /* forwardedRFC: the Forwarded elements of every line, from the right. */
-static void forwarded_rfc(const ferry_trusted *t, const ferry_http_request *r, ferry_client *out)
+static void forwarded_rfc(const ferry_trusted *t, const ferry_http_request *r, size_t last, ferry_client *out)
 {
 	static fwd_ring ring; /* 16 elements of 3 slices: kept off the stack of PHP's callers */
 	char client[64];
-	for (size_t i = r->field_count; i-- > 0;) {
+	for (size_t i = last + 1; i-- > 0;) {
 		const ferry_http_field *f = &r->fields[i];
-		if (!name_is(f, "forwarded")) {
+		if (field_kind(f) != FWD_FORWARDED) {
 			continue;
 		}
-		if (!parse_forwarded(&ring, f->value, f->value_len)) {
+		if (!ferry_fwd_parse_line(&ring, f->value, f->value_len)) {
 			break;
 		}
 		for (size_t j = 0; j < ring.n; j++) {
@@ -348,17 +197,6 @@ static void forwarded_rfc(const ferry_trusted *t, const ferry_http_request *r, f
 	}
 }
 
-static bool has_field(const ferry_http_request *r, const char *name, size_t *last)
-{
-	for (size_t i = r->field_count; i-- > 0;) {
-		if (name_is(&r->fields[i], name)) {
-			*last = i;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* lastItem: the last list element of the last line, trimmed. */
 static void last_item(const ferry_http_field *f, const char **s, size_t *n)
 {
@@ -373,8 +211,7 @@ static void last_item(const ferry_http_field *f, const char **s, size_t *n)
 
 void ferry_forwarded_client(const ferry_trusted *t, const ferry_http_request *r, const char *peer, ferry_client *out)
 {
-	strncpy(out->remote, peer, sizeof(out->remote) - 1);
-	out->remote[sizeof(out->remote) - 1] = '\0';
+	copy_peer(out->remote, peer);
 	out->host = r->host;
 	out->host_len = r->host_len;
 	out->https = false;
@@ -382,14 +219,22 @@ void ferry_forwarded_client(const ferry_trusted *t, const ferry_http_request *r,
 	if (t->count == 0 || !ferry_addrport_parse(peer, strlen(peer), &pa) || !ferry_addr_trusted(t, &pa)) {
 		return;
 	}
-	size_t last;
-	if (has_field(r, "forwarded", &last)) {
+	/* the last field line of each kind, or field_count for none */
+	size_t last[FWD_KINDS];
+	for (int k = 0; k < FWD_KINDS; k++) {
+		last[k] = r->field_count;
+	}
+	for (size_t i = 0; i < r->field_count; i++) {
+		last[field_kind(&r->fields[i])] = i;
+	}
+	bool has_xff = last[FWD_XFF] < r->field_count;
+	if (last[FWD_FORWARDED] < r->field_count) {
 		/* Forwarded and X-Forwarded-For naming different clients: one is the client's word. */
 		ferry_client fwd = *out;
-		forwarded_rfc(t, r, &fwd);
-		if (has_field(r, "x-forwarded-for", &last)) {
+		forwarded_rfc(t, r, last[FWD_FORWARDED], &fwd);
+		if (has_xff) {
 			char xff[64];
-			forwarded_for(t, r, out->remote, xff);
+			forwarded_for(t, r, last[FWD_XFF], out->remote, xff);
 			if (strcmp(xff, fwd.remote) != 0) {
 				return;
 			}
@@ -397,21 +242,21 @@ void ferry_forwarded_client(const ferry_trusted *t, const ferry_http_request *r,
 		*out = fwd;
 		return;
 	}
-	if (has_field(r, "x-forwarded-for", &last)) {
-		forwarded_for(t, r, peer, out->remote);
+	if (has_xff) {
+		forwarded_for(t, r, last[FWD_XFF], peer, out->remote);
 	}
 	const char *s;
 	size_t n;
-	if (has_field(r, "x-forwarded-proto", &last)) {
-		last_item(&r->fields[last], &s, &n);
+	if (last[FWD_XFP] < r->field_count) {
+		last_item(&r->fields[last[FWD_XFP]], &s, &n);
 		if (ferry_fwd_equal_fold(s, n, "https")) {
 			out->https = true;
 		} else if (ferry_fwd_equal_fold(s, n, "http")) {
 			out->https = false;
 		}
 	}
-	if (has_field(r, "x-forwarded-host", &last)) {
-		last_item(&r->fields[last], &s, &n);
+	if (last[FWD_XFH] < r->field_count) {
+		last_item(&r->fields[last[FWD_XFH]], &s, &n);
 		if (n > 0 && ferry_fwd_valid_host(s, n)) {
 			out->host = s;
 			out->host_len = n;

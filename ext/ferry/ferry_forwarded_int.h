@@ -50,4 +50,28 @@ bool ferry_fwd_equal_fold(const char *s, size_t n, const char *word);
 /* The front's validHostField: uri-host [ ":" port ], as a Host field must be (grammar.go). */
 bool ferry_fwd_valid_host(const char *s, size_t n);
 
+/* Forwarded (RFC 7239), ferry_forwarded_parse.c */
+#define FWD_RING 16 /* forwardedRing's size: the front stops at the same element */
+
+typedef struct {
+	const char *p; /* a token, or a quoted-string's body with its \-escapes */
+	size_t n;
+	bool escaped;
+} fwd_value;
+
+typedef struct {
+	fwd_value node, proto, host;
+} fwd_elem;
+
+typedef struct {
+	fwd_elem e[FWD_RING];
+	size_t n; /* elements parsed; the last min(n, FWD_RING) are kept */
+} fwd_ring;
+
+/* fwdValue.bytes(): v with its \-escapes resolved (in buf when it has any); NULL when they do not fit in cap. */
+const char *ferry_fwd_unescape(const fwd_value *v, char *buf, size_t cap, size_t *len);
+
+/* parseForwarded(): the elements of one line into r, left to right; false for a line not to believe. */
+bool ferry_fwd_parse_line(fwd_ring *r, const char *p, size_t len);
+
 #endif

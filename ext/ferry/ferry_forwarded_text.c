@@ -23,8 +23,11 @@ static bool ascii_space(unsigned char c)
 /* The length of the white space rune s starts with (a whole valid encoding), or 0. */
 static size_t space_at(const char *s, size_t n)
 {
-	if (n > 0 && ascii_space((unsigned char) s[0])) {
-		return 1;
+	if (n == 0) {
+		return 0;
+	}
+	if ((unsigned char) s[0] < 0x80) {
+		return ascii_space((unsigned char) s[0]) ? 1 : 0;
 	}
 	for (size_t i = 0; i < sizeof(wide_spaces) / sizeof(wide_spaces[0]); i++) {
 		size_t len = strlen(wide_spaces[i]);

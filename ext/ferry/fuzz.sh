@@ -111,4 +111,4 @@ command -v "$CC_FUZZ" >/dev/null 2>&1 && use_libfuzzer=yes
 fuzz frame ferry_frame.c "$OUT/seeds" "$OUT/corpus"
 fuzz ser ferry_ser.c "$OUT/ser-seeds" "$OUT/ser-corpus"
 fuzz msgpack "ferry_msgpack_read.c ferry_msgpack_tnt.c" "$OUT/msgpack-seeds" "$OUT/msgpack-corpus"
-fuzz forwarded "ferry_forwarded.c ferry_forwarded_addr.c ferry_forwarded_text.c" "$OUT/forwarded-seeds" "$OUT/forwarded-corpus"
+fuzz forwarded "ferry_forwarded.c ferry_forwarded_parse.c ferry_forwarded_addr.c ferry_forwarded_text.c" "$OUT/forwarded-seeds" "$OUT/forwarded-corpus"
