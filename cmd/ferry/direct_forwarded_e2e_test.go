@@ -50,7 +50,7 @@ type fwdAnswer struct{ Remote, Host, Scheme string }
 
 func TestDirectForwardedMatchesTheFront(t *testing.T) {
 	so := extensionSO(t)
-	cases := append(fwdFixedCases(), fwdRandomCases(20261128, 400)...)
+	cases := append(append(fwdFixedCases(), fwdRandomCases(20261128, 400)...), fwdAddressCases(34, 400)...)
 	byConfig := map[int][]fwdCase{}
 	for _, c := range cases {
 		byConfig[c.config] = append(byConfig[c.config], c)
@@ -159,7 +159,12 @@ $in = json_decode(file_get_contents($argv[1]), true, 512, JSON_THROW_ON_ERROR);
 $out = [];
 foreach ($in as $c) {
     $fields = array_map(fn($f) => [base64_decode($f[0]), base64_decode($f[1])], $c['fields'] ?? []);
-    $r = Ferry\Ext\forwarded_client($c['trusted'], $c['peer'], $fields, base64_decode($c['host']));
+    try {
+        $r = Ferry\Ext\forwarded_client($c['trusted'], $c['peer'], $fields, base64_decode($c['host']));
+    } catch (ValueError $e) {
+        $out[] = ['Remote' => base64_encode('refused ' . implode(' ', $c['trusted'])), 'Host' => '', 'Scheme' => ''];
+        continue;
+    }
     $out[] = ['Remote' => base64_encode($r['remote']), 'Host' => base64_encode($r['host']), 'Scheme' => $r['https'] ? 'https' : 'http'];
 }
 echo json_encode($out, JSON_THROW_ON_ERROR);

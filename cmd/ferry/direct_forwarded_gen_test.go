@@ -165,3 +165,24 @@ func fwdForwardedLine(rng *rand.Rand, pick func([]string) string) string {
 	}
 	return strings.Join(elems, pick([]string{", ", ",", " , ", ", , "}))
 }
+
+// fwdAddressCases put nearly valid addresses where the front reads one: an
+// X-Forwarded-For entry (netip.ParseAddr) and a for= node (ParseAddrPort,
+// then the bracketed and IPv4 forms), under the unit tests' trusted list.
+func fwdAddressCases(seed uint64, n int) []fwdCase {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	addrs := append(append([]string{}, fwdTrustedAddrs...), fwdUntrustedAddrs...)
+	nodes := []string{"192.0.2.60:4711", "[2001:db8::17]:4711", "[::ffff:1.2.3.4]", "1.2.3.4", "[fe80::1%eth0]:80", "[1.2.3.4]",
+		"[::ffff:10.1.2.3]:0", "10.1.2.3:65535", "[2001:db8::1%25x]"}
+	out := make([]fwdCase, 0, n)
+	for i := 0; i < n; i++ {
+		var f [2]string
+		if rng.IntN(2) == 0 {
+			f = [2]string{"X-Forwarded-For", strings.TrimSpace(fwdMutate(rng, addrs)) + ", 10.1.1.1"}
+		} else {
+			f = [2]string{"Forwarded", `for="` + fwdMutate(rng, nodes) + `";proto=https, for=10.1.1.1`}
+		}
+		out = append(out, fwdCase{name: fmt.Sprintf("address %d", i), config: 0, fields: [][2]string{f}})
+	}
+	return out
+}
