@@ -55,6 +55,12 @@ static int field_kind(const ferry_http_field *f)
 	return FWD_OTHER;
 }
 
+/* An empty value may come without a pointer: no arithmetic on NULL. */
+static const char *value_of(const ferry_http_field *f)
+{
+	return f->value ? f->value : "";
+}
+
 /* A C string of at most 63 bytes: a longer peer (accept() never gives one) is cut. */
 static void copy_peer(char out[64], const char *peer)
 {
@@ -98,13 +104,14 @@ static void forwarded_for(const ferry_trusted *t, const ferry_http_request *r, s
 		if (field_kind(f) != FWD_XFF) {
 			continue;
 		}
+		const char *v = value_of(f);
 		size_t n = f->value_len;
 		for (bool more = true; more;) {
 			size_t c = n;
-			while (c > 0 && f->value[c - 1] != ',') {
+			while (c > 0 && v[c - 1] != ',') {
 				c--;
 			}
-			const char *item = f->value + c;
+			const char *item = v + c;
 			size_t item_len = n - c;
 			if (c > 0) {
 				n = c - 1;
@@ -175,7 +182,7 @@ static void forwarded_rfc(const ferry_trusted *t, const ferry_http_request *r, s
 		if (field_kind(f) != FWD_FORWARDED) {
 			continue;
 		}
-		if (!ferry_fwd_parse_line(&ring, f->value, f->value_len)) {
+		if (!ferry_fwd_parse_line(&ring, value_of(f), f->value_len)) {
 			break;
 		}
 		for (size_t j = 0; j < ring.n; j++) {
@@ -200,11 +207,12 @@ static void forwarded_rfc(const ferry_trusted *t, const ferry_http_request *r, s
 /* lastItem: the last list element of the last line, trimmed. */
 static void last_item(const ferry_http_field *f, const char **s, size_t *n)
 {
+	const char *v = value_of(f);
 	size_t c = f->value_len;
-	while (c > 0 && f->value[c - 1] != ',') {
+	while (c > 0 && v[c - 1] != ',') {
 		c--;
 	}
-	*s = f->value + c;
+	*s = v + c;
 	*n = f->value_len - c;
 	ferry_fwd_trim_space(s, n);
 }
