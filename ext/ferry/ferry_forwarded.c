@@ -128,7 +128,7 @@ static void forwarded_for(const ferry_trusted *t, const ferry_http_request *r, s
 			if (!print_client(&a, printed)) {
 				goto done;
 			}
-			memcpy(out, printed, 64);
+			memcpy(out, printed, strlen(printed) + 1);
 			found = true;
 			if (!ferry_addr_trusted(t, &a)) {
 				goto done;
@@ -194,7 +194,7 @@ static void forwarded_rfc(const ferry_trusted *t, const ferry_http_request *r, s
 			if (!forwarded_node(&e->node, &a) || !print_client(&a, client)) {
 				return;
 			}
-			memcpy(out->remote, client, 64);
+			memcpy(out->remote, client, strlen(client) + 1);
 			apply_proto(&e->proto, &out->https);
 			apply_host(&e->host, out);
 			if (!ferry_addr_trusted(t, &a)) {
