@@ -162,6 +162,14 @@ ZEND_END_ARG_INFO()
 
 ZEND_FUNCTION(ferry_direct_serve);
 ZEND_FUNCTION(ferry_direct_answer);
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_forwarded_client, 0, 4, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, trusted, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, peer, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, fields, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, host, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_FUNCTION(ferry_forwarded_client);
 ZEND_FUNCTION(ferry_catch_exit);
 ZEND_FUNCTION(ferry_frames_parse);
 ZEND_FUNCTION(ferry_frame_decode);
@@ -213,5 +221,6 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(http_decode_chunked)
 	FERRY_FE(direct_serve)
 	FERRY_FE(direct_answer)
+	FERRY_FE(forwarded_client)
 	ZEND_FE_END
 };

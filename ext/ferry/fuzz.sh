@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fuzzes the frame decoder (ferry_frame.c), the request context reader (ferry_ser.c),
-# the MessagePack item reader (ferry_msgpack_read.c) and direct mode's HTTP parser
-# (ferry_http*.c), each for a few seconds.
+# the MessagePack item reader (ferry_msgpack_read.c), direct mode's HTTP parser
+# (ferry_http*.c) and its trusted_proxies walk (ferry_forwarded.c), each for a few seconds.
 #
 #   ext/ferry/fuzz.sh [SECONDS]      per target; default 10 (or $FUZZ_SECONDS)
 #
@@ -80,6 +80,19 @@ foreach (json_decode(file_get_contents($argv[2]), true) as $i => $raw) {
     }
 }
 ' "$OUT/http-seeds" "$SRC/fuzz/http_seeds.json"
+# Seeds for the trusted_proxies walk: a selector byte, header lines (first byte: which
+# header), the Host last.
+mkdir -p "$OUT/forwarded-seeds" "$OUT/forwarded-corpus"
+php -n -r '
+$out = $argv[1];
+$seeds = [
+    "\x00" . "\x00for=192.0.2.60;proto=https;host=example.com, for=10.1.1.1\n\x01203.0.113.9, 10.0.0.7\nh.example",
+    "\x07" . "\x00for=\"[2001:db8:cafe::17]:4711\";proto=\"h\\ttps\";host=\"ex\\ample.com\"\n\x00for=unknown, for=_x\nh",
+    "\x0c" . "\x01::ffff:10.1.2.3, fe80::1%eth0 , 10.0.0.9\n\x02http, https\n\x03shop.example:8443\n[::1]:80",
+    "\x01" . "\x00" . str_repeat(", for=10.1.1.1", 20) . "\n\x01\xc2\xa0192.0.2.1\xe3\x80\x80\n\x02httpſ\nh",
+];
+foreach ($seeds as $i => $s) { file_put_contents("$out/seed-$i", $s); }
+' "$OUT/forwarded-seeds"
 
 # fuzz TARGET "SOURCES" SEEDS CORPUS: one harness for $SECONDS_TO_RUN seconds.
 fuzz() {
@@ -112,3 +125,4 @@ fuzz frame ferry_frame.c "$OUT/seeds" "$OUT/corpus"
 fuzz ser ferry_ser.c "$OUT/ser-seeds" "$OUT/ser-corpus"
 fuzz msgpack "ferry_msgpack_read.c ferry_msgpack_tnt.c" "$OUT/msgpack-seeds" "$OUT/msgpack-corpus"
 fuzz http "ferry_http.c ferry_http_fields.c ferry_http_grammar.c ferry_http_tables.c ferry_http_chunked.c" "$OUT/http-seeds" "$OUT/http-corpus"
+fuzz forwarded "ferry_forwarded.c ferry_forwarded_parse.c ferry_forwarded_addr.c ferry_forwarded_text.c" "$OUT/forwarded-seeds" "$OUT/forwarded-corpus"
