@@ -28,6 +28,8 @@ type directLimits struct {
 	MaxConnections      int      `json:"max_connections"` // this worker's share
 	MaxJobs             int      `json:"max_jobs"`
 	TrustedProxies      []string `json:"trusted_proxies"` // CIDRs only
+	// server.underscores_in_headers: 1 keeps the fields whose name holds "_", which are dropped otherwise
+	Underscores int `json:"underscores_in_headers"`
 }
 
 // directLimitsJSON is FERRY_DIRECT_LIMITS for c's workers.
@@ -59,6 +61,9 @@ func directLimitsJSON(c *config.Config) string {
 		ReadHeaderTimeoutMS: millis(s.ReadHeaderTimeout), ReadTimeoutMS: millis(s.ReadTimeout),
 		WriteTimeoutMS: millis(s.WriteTimeout), IdleTimeoutMS: millis(idle),
 		MaxConnections: share, MaxJobs: p.MaxJobs, TrustedProxies: cidrs(s.TrustedProxies),
+	}
+	if s.UnderscoreHeaders {
+		l.Underscores = 1
 	}
 	b, _ := json.Marshal(l) // plain fields: it always encodes
 	return string(b)

@@ -17,11 +17,18 @@ func proxyConfig(t *testing.T, serverExtra, poolExtra string) (cfg string, clien
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	roots := writeCert(t, certFile, keyFile, "proxy")
 	cfg = strings.Replace(appConfig(poolExtra), "testdata/app.php", "testdata/server.php", 1)
+	h2cOn := "  http2:\n    h2c: true\n"
+	if directMode {
+		h2cOn = "" // h2c is the front's, on server.address (docs/direct.md)
+	}
 	cfg = strings.Replace(cfg, "  max_body_size: 1MiB\n", "  max_body_size: 1MiB\n  trusted_proxies: [127.0.0.1/32]\n"+
-		"  http2:\n    h2c: true\n  tls:\n    address: \"127.0.0.1:0\"\n    cert: \""+certFile+"\"\n    key: \""+keyFile+"\"\n"+serverExtra, 1)
+		h2cOn+"  tls:\n    address: \"127.0.0.1:0\"\n    cert: \""+certFile+"\"\n    key: \""+keyFile+"\"\n"+serverExtra, 1)
 	h2c := &http.Transport{Protocols: new(http.Protocols)}
 	h2c.Protocols.SetUnencryptedHTTP2(true)
 	clients = map[string]*http.Client{"http/1.1": client, "h2c": {Transport: h2c, Timeout: 20 * time.Second}}
+	if directMode {
+		delete(clients, "h2c")
+	}
 	for _, h2 := range []bool{false, true} {
 		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, Protocols: new(http.Protocols)}
 		tr.Protocols.SetHTTP1(!h2)

@@ -38,6 +38,7 @@
 #include "zend_exceptions.h"
 #include "php_ferry.h"
 #include "ferry_direct.h"
+#include "ferry_forwarded.h"
 #include "ferry_frame.h"
 #include "ferry_loop.h"
 #include "ferry_job_common.h"
@@ -73,7 +74,10 @@ static struct {
 	uint64_t next_deadline;
 	uint32_t next_id;
 	bool draining; /* every answer from now on closes its connection */
-	/* the page the server reads (FERRY_DIRECT_STATS_FD), or NULL */
+	/* server.trusted_proxies: whose Forwarded and X-Forwarded-* name the client */
+	ferry_trusted trusted;
+	bool underscores; /* server.underscores_in_headers */
+	/* the page the server reads (FERRY_DIRECT_STATS), or NULL */
 	volatile struct direct_stats *stats;
 	ferry_http_field fields[MAX_FIELDS];
 } D = {.epfd = -1, .lfd = -1, .relay = -1};
@@ -326,6 +330,22 @@ static void consume(direct_conn *c, size_t n)
 
 typedef enum { STEP_MORE, STEP_DONE, STEP_PHP, STEP_THROWN } step;
 
+/*
+ * The fields whose name holds "_" are dropped before anything reads them, as the front (and
+ * nginx) drops them unless server.underscores_in_headers is on: PHP spells "-" and "_" alike
+ * in $_SERVER, so a client's X_Forwarded_For would stand in for its proxy's X-Forwarded-For.
+ */
+static void drop_underscored(ferry_http_request *r)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < r->field_count; i++) {
+		if (memchr(r->fields[i].name, '_', r->fields[i].name_len) == NULL) {
+			r->fields[kept++] = r->fields[i];
+		}
+	}
+	r->field_count = kept;
+}
+
 /* ferry_loop_worker_idle() but for stopping, which a draining worker already is. */
 static bool session_quiet(ferry_loop *L)
 {
@@ -340,10 +360,24 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 {
 	smart_str ctx = {0};
 	/* PHP's host is lower case, as fasthttp's URI gives it to the front; the Host field keeps its case */
+	if (!D.underscores) {
+		drop_underscored(r);
+	}
+	ferry_client client;
+	const char *remote = c->remote, *asked = r->host;
+	size_t asked_len = r->host_len;
+	bool https = false;
+	if (D.trusted.count > 0) {
+		ferry_forwarded_client(&D.trusted, r, c->remote, &client);
+		remote = client.remote;
+		asked = client.host;
+		asked_len = client.host_len;
+		https = client.https;
+	}
 	char small[256];
-	char *host = r->host_len < sizeof(small) ? small : emalloc(r->host_len + 1); /* and its NUL */
-	zend_str_tolower_copy(host, r->host, r->host_len);
-	ferry_direct_context(&ctx, r, c->remote, host, r->host_len, false);
+	char *host = asked_len < sizeof(small) ? small : emalloc(asked_len + 1); /* and its NUL */
+	zend_str_tolower_copy(host, asked, asked_len);
+	ferry_direct_context(&ctx, r, remote, host, asked_len, https);
 	if (host != small) {
 		efree(host);
 	}
@@ -657,6 +691,20 @@ static bool read_limits(HashTable *h)
 	D.limits.idle_ms = LIMIT("idle_timeout_ms");
 	D.limits.max_connections = LIMIT("max_connections");
 	D.max_jobs = (zend_long) LIMIT("max_jobs");
+	D.underscores = LIMIT("underscores_in_headers") != 0;
+	zval *trusted = zend_hash_str_find(h, "trusted_proxies", sizeof("trusted_proxies") - 1);
+	if (trusted && Z_TYPE_P(trusted) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(trusted)) > 0) {
+		/* for the worker's life: pemalloc, not the request allocator's */
+		D.trusted.nets = pecalloc(zend_hash_num_elements(Z_ARRVAL_P(trusted)), sizeof(ferry_cidr), 1);
+		zval *entry;
+		ZEND_HASH_FOREACH_VAL(Z_ARRVAL_P(trusted), entry) {
+			if (Z_TYPE_P(entry) != IS_STRING || !ferry_trusted_parse(Z_STRVAL_P(entry), Z_STRLEN_P(entry), &D.trusted.nets[D.trusted.count])) {
+				zend_throw_error(NULL, "Ferry\\Ext\\direct_serve(): trusted_proxies holds something that is not a CIDR");
+				return false;
+			}
+			D.trusted.count++;
+		} ZEND_HASH_FOREACH_END();
+	}
 	/* A file of the server's (FERRY_DIRECT_STATS), mapped shared: it reads what this worker does. */
 	zval *stats = zend_hash_str_find(h, "stats", sizeof("stats") - 1);
 	if (stats && Z_TYPE_P(stats) == IS_STRING && Z_STRLEN_P(stats) > 0) {
@@ -691,7 +739,9 @@ static bool setup(zend_long lfd, int relay, HashTable *limits)
 	}
 	D.lfd = (int) lfd;
 	D.relay = relay;
-	read_limits(limits);
+	if (!read_limits(limits)) {
+		return false;
+	}
 	/* This worker's share of server.max_connections may pass the soft limit on descriptors
 	 * it inherited (often 1024): up to the hard one, as the server does for itself. */
 	struct rlimit rl;

@@ -43,7 +43,7 @@ final class DirectLoop
     /** @var resource */
     private $in;
     private readonly int $fd;
-    /** @var array<string, int|string> */
+    /** @var array<string, int|string|list<string>> */
     private readonly array $limits;
 
     /** Whether the server started this worker in direct mode. */
@@ -87,7 +87,7 @@ final class DirectLoop
         $this->placeholder = new Job(new Payload(), $session->capture);
         $this->fd = (int) getenv('FERRY_DIRECT_FD');
         $limits = json_decode((string) getenv('FERRY_DIRECT_LIMITS'), true);
-        $this->limits = (\is_array($limits) ? array_filter($limits, \is_int(...)) : [])
+        $this->limits = (\is_array($limits) ? array_filter($limits, static fn ($v): bool => \is_int($v) || \is_array($v)) : [])
             + ['stats' => (string) getenv('FERRY_DIRECT_STATS')];
     }
 
