@@ -20,6 +20,7 @@ PRELOADER = os.path.join(APPS, "symfony", "preload.php")
 FERRY_PHP = {"jit": "off", "ini": {"opcache.jit_buffer_size": "0", "opcache.validate_timestamps": "0"}}
 
 RATIOS = [("Ferry / nginx+php-fpm", "ferry", "fpm"),
+          ("Ferry direct / Ferry", "ferry-direct", "ferry"),
           ("Ferry / nginx+php-fpm+preload", "ferry", "fpm-preload"),
           ("php-fpm+preload / php-fpm", "fpm-preload", "fpm")]
 
@@ -163,6 +164,9 @@ def measure(ctx, sec, name, systems, checker, path, script=None, ratios=None):
             "the php-fpm master; the PHP processes are Ferry's workers or php-fpm's children. Steadier than "
             "requests per second on a shared machine.", "")
     report.cpu_table(sec, results)
+    if "ferry-direct" in results:
+        report.ratio_table(sec, httpbench.ratios(results, [("CPU per request, Ferry direct / Ferry", "ferry-direct", "ferry")],
+                                                 ctx.settings, metric="cpu_us"))
 
     sec.chart(ctx, f"{name}_rps.svg", f"{name}: requests per second", "requests/s", report.rps_bars(results))
     sec.chart(ctx, f"{name}_p99.svg", f"{name}: p99 latency", "milliseconds",

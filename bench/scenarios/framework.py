@@ -13,6 +13,7 @@ TITLE = "framework-like app: boot per request (FPM) vs boot once (Ferry)"
 COMPARES_REVISIONS = True
 COMPARES_PHP = True
 RATIOS = [("Ferry / nginx+php-fpm", "ferry", "fpm"),
+          ("Ferry direct / Ferry", "ferry-direct", "ferry"),
           ("Ferry / nginx+php-fpm+preload", "ferry", "fpm-preload"),
           ("php-fpm+preload / php-fpm", "fpm-preload", "fpm")]
 BADOO_74 = [("PHP 7.4 (php-fpm)", 931), ("PHP 7.4 + preload", 1030), ("RoadRunner", 1089)]
@@ -41,7 +42,8 @@ def run(ctx):
             "of results). wrk walks "
             f"{len(app['paths'])} paths (lists, pages, items, home) with varied theme/session cookies "
             "(`paths.lua`). The preload variant links every class at FPM start (`preload.php`).", "")
-    systems = [Ferry(ctx, "ferry", "Ferry (boot once)", app["worker"])]
+    systems = [Ferry(ctx, "ferry", "Ferry (boot once)", app["worker"]),
+               Ferry(ctx, "ferry-direct", "Ferry (boot once, server.mode: direct)", app["worker"], server=["  mode: direct"])]
     for rev in ctx.revisions.ready():
         # The same generated app, its worker.php requiring that revision's SDK.
         rev_app = generate(ctx, f"framework-app-{rev.key}", rev.sdk_autoload())
@@ -85,7 +87,8 @@ def run(ctx):
     report.cpu_table(sec, results)
     cpu_ratios = httpbench.ratios(results, [(f"CPU per request, Ferry / {r.label}", "ferry", r.key)
                                             for r in ctx.revisions.ready()]
-                                  + [("CPU per request, Ferry / nginx+php-fpm", "ferry", "fpm")],
+                                  + [("CPU per request, Ferry / nginx+php-fpm", "ferry", "fpm"),
+                                     ("CPU per request, Ferry direct / Ferry", "ferry-direct", "ferry")],
                                   ctx.settings, metric="cpu_us")
     report.ratio_table(sec, cpu_ratios)
     php84 = ctx.php84.section(sec, results, NAME)

@@ -16,6 +16,8 @@ RATIOS = [
     ("Ferry / nginx+php-fpm", "ferry", "fpm"),
     ("Ferry / nginx+php-fpm+preload", "ferry", "fpm-preload"),
     ("Ferry / Go fasthttp (ceiling)", "ferry", "go"),
+    ("Ferry direct / Go fasthttp (ceiling)", "ferry-direct", "go"),
+    ("Ferry direct / Ferry", "ferry-direct", "ferry"),
     ("Ferry / Go net/http", "ferry", "go-nethttp"),
     ("Ferry (pipeline) / Ferry (pipeline=1)", "ferry", "ferry-p1"),
     ("Ferry / php -S (floor)", "ferry", "php-s"),
@@ -35,6 +37,7 @@ def systems(ctx, revisions=False):
         Ferry(ctx, r.key, f"{r.label} (pipes, pipeline 32)", r.path("examples", "hello", "worker.php"), revision=r)
         for r in revs
     ] + php84 + [
+        Ferry(ctx, "ferry-direct", "Ferry (server.mode: direct)", worker, server=["  mode: direct"]),
         Ferry(ctx, "ferry-p1", "Ferry (pipeline=1)", worker, pipeline=1),
         NginxFpm(ctx, "fpm", "nginx + php-fpm", os.path.join(app, "index.php")),
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", os.path.join(app, "index.php"),
@@ -104,9 +107,10 @@ def run(ctx):
             "a shared machine. A Go-only server spends its time on HTTP; Ferry spends that too, plus the "
             "relay and the PHP workers, which is why its ceiling stays under the Go-only one.", "")
     report.cpu_table(sec, results)
-    if ctx.revisions.ready():
-        report.ratio_table(sec, httpbench.ratios(results, [(f"CPU per request, {label}", ka, kb) for label, ka, kb
-                                                           in revision_ratios(ctx)], ctx.settings, metric="cpu_us"))
+    cpu_pairs = [("CPU per request, Ferry direct / Go fasthttp", "ferry-direct", "go"),
+                 ("CPU per request, Ferry direct / Ferry", "ferry-direct", "ferry")]
+    cpu_pairs += [(f"CPU per request, {label}", ka, kb) for label, ka, kb in revision_ratios(ctx)]
+    report.ratio_table(sec, httpbench.ratios(results, cpu_pairs, ctx.settings, metric="cpu_us"))
     php84 = ctx.php84.section(sec, results, NAME)
     sec.chart(ctx, "hello_rps.svg", "hello: requests per second", "requests/s", report.rps_bars(results))
     bars = [{"label": r["label"], "value": r["p99_ms"]["median"], "lo": r["p99_ms"]["min"], "hi": r["p99_ms"]["max"]}

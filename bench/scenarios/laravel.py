@@ -77,6 +77,8 @@ def run(ctx):
     systems = [
         Ferry(ctx, "ferry", "Ferry (ferry-laravel)", None, command=["php", worker, app], env=plain,
               php=phpapp.FERRY_PHP),
+        Ferry(ctx, "ferry-direct", "Ferry (ferry-laravel, server.mode: direct)", None, command=["php", worker, app],
+              env=plain, php=phpapp.FERRY_PHP, server=["  mode: direct"]),
         NginxFpm(ctx, "fpm", "nginx + php-fpm", front, env=plain),
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + caches + preload", front, preload=phpapp.PRELOADER,
                  env=dict(cached, FERRY_BENCH_PRELOAD=listing)),

@@ -61,6 +61,8 @@ def run(ctx):
     systems = [
         Ferry(ctx, "ferry", "Ferry (Symfony Runtime)", None, command=["php", "public/index.php"], dir=app, env=env,
               php=phpapp.FERRY_PHP),
+        Ferry(ctx, "ferry-direct", "Ferry (Symfony Runtime, server.mode: direct)", None, command=["php", "public/index.php"],
+              dir=app, env=env, php=phpapp.FERRY_PHP, server=["  mode: direct"]),
         NginxFpm(ctx, "fpm", "nginx + php-fpm", front, env=env),
         NginxFpm(ctx, "fpm-preload", "nginx + php-fpm + preload", front, preload=phpapp.PRELOADER,
                  env=dict(env, FERRY_BENCH_PRELOAD=listing)),

@@ -318,6 +318,27 @@ static void refuse(direct_conn *c, int status, const char *why)
 	c->in_len = 0;
 }
 
+typedef enum { STEP_MORE, STEP_DONE, STEP_PHP, STEP_THROWN } step;
+
+/*
+ * The client shut its side before its request was whole: a 400, as the front answers a
+ * request cut short, unless all it left were the empty lines a request may follow.
+ */
+static step cut_short(direct_conn *c)
+{
+	bool blank = true;
+	for (size_t i = 0; i < c->in_len && blank; i++) {
+		blank = c->in[i] == '\r' || c->in[i] == '\n';
+	}
+	if (blank) {
+		c->close_after = true;
+		c->in_len = 0;
+		return STEP_DONE;
+	}
+	refuse(c, 400, "the request was cut short");
+	return STEP_DONE;
+}
+
 static void consume(direct_conn *c, size_t n)
 {
 	memmove(c->in, c->in + n, c->in_len - n);
@@ -328,7 +349,6 @@ static void consume(direct_conn *c, size_t n)
 	c->raw_pos = c->body_len = 0;
 }
 
-typedef enum { STEP_MORE, STEP_DONE, STEP_PHP, STEP_THROWN } step;
 
 /*
  * The fields whose name holds "_" are dropped before anything reads them, as the front (and
@@ -455,6 +475,9 @@ static step process(ferry_loop *L, direct_conn *c)
 		size_t head_len = 0;
 		ferry_http_status st = ferry_http_parse_head(c->in, c->in_len, &D.limits.http, &r, &head_len);
 		if (st == FERRY_HTTP_NEED_MORE) {
+			if (c->eof) {
+				return cut_short(c);
+			}
 			if (!grow_in(c)) {
 				refuse(c, 431, "request header fields too large");
 				return STEP_DONE;
@@ -539,6 +562,9 @@ static step process(ferry_loop *L, direct_conn *c)
 		}
 		continue;
 wait_body:
+		if (c->eof) {
+			return cut_short(c);
+		}
 		if (r.expect_continue && !c->continued && !out_pending(c)) {
 			c->continued = true;
 			smart_str_appendl(&c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
@@ -565,6 +591,10 @@ static bool settle(direct_conn *c)
 		set_deadline(c, D.limits.write_ms);
 		return true;
 	}
+	if (c->eof && (c->in_len == 0 || c->close_after)) {
+		conn_close(c); /* everything it sent is answered, and it reads no more: nothing to linger for */
+		return false;
+	}
 	if (c->close_after) {
 		if (c->phase != CONN_LINGER) {
 			shutdown(c->fd, SHUT_WR);
@@ -577,7 +607,7 @@ static bool settle(direct_conn *c)
 	}
 	if (c->phase == CONN_WRITING) {
 		c->phase = CONN_READING;
-		conn_events(c, EPOLLIN | EPOLLRDHUP);
+		conn_events(c, c->eof ? EPOLLOUT : EPOLLIN | EPOLLRDHUP);
 	}
 	if (c->in_len == 0) {
 		c->started = false;
@@ -607,7 +637,13 @@ static bool read_some(direct_conn *c)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			return true;
 		}
-		conn_close(c); /* closed, or reset: an unfinished request is dropped, as the front drops it */
+		if (n == 0 && (c->in_len > 0 || out_pending(c))) {
+			/* shut for writing (half-closed): the requests it sent are still answered */
+			c->eof = true;
+			conn_events(c, EPOLLOUT);
+			return true;
+		}
+		conn_close(c); /* closed, or reset */
 		return false;
 	}
 }

@@ -45,6 +45,7 @@ typedef struct direct_conn {
 	bool started;       /* bytes of the current request have arrived (idle vs. header timeout) */
 	bool served;        /* it has had an answer: between requests it is an idle keep-alive connection */
 	bool graced;        /* the worker is stopping, and its wait for a next request is set */
+	bool eof;           /* the client shut its side: what it sent is answered, then the connection closes */
 	stream_state stream;
 	/* input: bytes [0, in_len) of in, the current request's head first */
 	char *in;

@@ -190,7 +190,21 @@ void ferry_direct_context(smart_str *out, const ferry_http_request *r, const cha
 	SER_KEY(out, "s:6:\"method\";");
 	ser_str(out, r->method, r->method_len);
 	SER_KEY(out, "s:3:\"uri\";");
-	ser_str(out, r->target, r->target_len);
+	if (r->target_len > 0 && r->target[0] != '/' && !(r->target_len == 1 && r->target[0] == '*')) {
+		/* absolute-form: PHP gets the path and query, as the front gives it (REQUEST_URI under FPM) */
+		size_t len = r->path_len + (r->query ? 1 + r->query_len : 0);
+		smart_str_appendl(out, "s:", 2);
+		smart_str_append_unsigned(out, len);
+		smart_str_appendl(out, ":\"", 2);
+		smart_str_appendl(out, r->path, r->path_len);
+		if (r->query) {
+			smart_str_appendc(out, '?');
+			smart_str_appendl(out, r->query, r->query_len);
+		}
+		smart_str_appendl(out, "\";", 2);
+	} else {
+		ser_str(out, r->target, r->target_len);
+	}
 	SER_KEY(out, "s:4:\"path\";");
 	ser_str(out, r->path, r->path_len);
 	if (r->query_len > 0) {

@@ -41,8 +41,9 @@ foreach ($in['cases'] as $b64) {
         if ($r['status'] !== 0 && $r['content_length'] > 0 && isset(CHECKED[$r['error']])
             && strlen($rest) < min($r['content_length'], $limits['max_body'], 8192)) {
             // fasthttp reads that much of a body before the front checks the head: the
-            // client's end of input comes first
+            // client's end of input comes first (see verdict.EOF)
             $r['status'] = 400;
+            $r['eof'] = true;
         }
         if ($r['status'] === 400 && str_starts_with((string)$r['error'], 'obsolete line folding') && !str_contains($rest, ':')
             && preg_match('/\n[ \t]([^\n]*[ \t])?\r?\n\r?\n$/', substr($buf, 0, $r['consumed'])) === 1) {
@@ -56,7 +57,7 @@ foreach ($in['cases'] as $b64) {
             break;
         }
         if ($r['status'] !== 0) {
-            $answers[] = ['status' => $r['status'], 'error' => $r['error']];
+            $answers[] = ['status' => $r['status'], 'error' => $r['error']] + (isset($r['eof']) ? ['eof' => true] : []);
             break;
         }
         // the front answers OPTIONS * itself, and closes when its body is broken or too large
@@ -68,12 +69,13 @@ foreach ($in['cases'] as $b64) {
                 $d = ['status' => 0, 'consumed' => strlen($rest)] + $d;
             }
             if ($d['status'] === 413 && strlen($rest) - $d['consumed'] + strlen($d['body']) <= $limits['max_body']) {
-                // the front counts the chunk's bytes as they come: too few came
+                // the front counts the chunk's bytes as they come: too few came (verdict.EOF)
                 $d['status'] = 400;
+                $d['eof'] = true;
             }
             if ($d['status'] !== 0) {
                 $answers[] = $asterisk ? ['status' => 200, 'method' => 'OPTIONS', 'uri' => '*']
-                    : ['status' => $d['status'] === 1 ? 400 : $d['status'], 'error' => 'chunked body'];
+                    : ['status' => $d['status'] === 1 ? 400 : $d['status'], 'error' => 'chunked body'] + (isset($d['eof']) ? ['eof' => true] : []);
                 break;
             }
             // fasthttp skips three bytes of a trailer section that starts with '0' and
