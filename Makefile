@@ -8,7 +8,7 @@ PHP_PKGS := worker msgpack tarantool httpfoundation symfony laravel
 # ext/ferry, the optional C extension (ext/ferry/README.md), built with phpize.
 EXT_SO   := $(CURDIR)/ext/ferry/.build/modules/ferry.so
 
-.PHONY: all deps build build-ext run test test-go test-php test-ext test-packages test-bench test-matrix fuzz memcheck bench clean
+.PHONY: all deps build build-ext run test test-go test-direct test-php test-ext test-packages test-bench test-matrix fuzz memcheck bench clean
 
 all: build
 
@@ -27,12 +27,31 @@ build-ext:
 run: deps build
 	scripts/run.sh
 
-test: deps build test-packages test-ext test-go test-php test-bench fuzz
+test: deps build test-packages test-ext test-go test-direct test-php test-bench fuzz
 	@echo "make test: all suites passed"
 
 test-go:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# The e2e tests of HTTP/1.1 behaviour that both server modes share, again with
+# server.mode: direct (the workers serve HTTP themselves, docs/direct.md): one list, one
+# set of tests, two modes. What front mode alone does (h2c, static files, RoadRunner
+# workers, pure-PHP workers) is not in it, and subtests of it skip (frontOnly).
+DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestReloadDuringRequestsLosesNone \
+  TestWorkersRunWithOpcacheAndPreload TestFileAnswers TestSpooledOutput TestSIGTERMDrainsQueuedRequests \
+  TestSIGTERMWithIdleKeepAliveClient TestSIGHUPReloadsThroughTheBinary TestReadHeaderAndIdleTimeouts \
+  TestIdleTimeoutZeroUsesReadTimeout TestMaxMemoryBoundsOneRequest TestMalformedRequestsNeverReachPHP \
+  TestStdoutWritesFailNoRequest TestExecTTLTimesEachJob TestInputsParsedAsPHPDoes$$ TestOutputBufferLoopEndsAsUnderFPM \
+  TestWorkersGetAWebMemoryLimit TestSuperglobalsDoNotCarryOver TestFatalErrorAnswers500 TestFatalErrorCutsAStreamedAnswer \
+  TestStreamedAnswers TestLargeStreamedBody TestSSEExample TestShutdownEndsStreams TestStreamedAnswerHTTP10 \
+  TestPsr7StreamedBody TestEarlyHints TestMalformedTargetsAndHostsNeverReachPHP TestDescriptorExhaustionNeverStopsTheServer \
+  TestTrustedProxies TestUnderscoresInHeadersKept
+empty :=
+space := $(empty) $(empty)
+
+test-direct: build-ext
+	FERRY_E2E_MODE=direct $(GO) test -count=1 -run '$(subst $(space),|,$(strip $(DIRECT_E2E)))' ./cmd/ferry/
 
 # Each suite twice. First pure PHP, the reference: FERRY_PHP_EXTENSION=off keeps the
 # extension out of the workers a test's `ferry serve` starts too. Then with ext/ferry
