@@ -58,10 +58,17 @@ pool:
 		"max_connections":        333.0,
 		"max_jobs":               500.0,
 		"trusted_proxies":        []any{"10.0.0.1/32", "10.1.0.0/16", "::1/128", "192.0.2.7/32"},
+		"underscores_in_headers": 0.0, // dropped, as nginx and the front drop them
 	}
 	if g, w := mustJSON(got), mustJSON(want); g != w {
 		t.Errorf("limits\n got %s\nwant %s", g, w)
 	}
+
+	c.Server.UnderscoreHeaders = true
+	if got := limitsOf(t, poolOptions(c, slog.Default()).Env)["underscores_in_headers"]; got != 1.0 {
+		t.Errorf("underscores_in_headers %v with the setting on, want 1", got)
+	}
+	c.Server.UnderscoreHeaders = false
 
 	// idle_timeout 0 takes read_timeout, as in the front.
 	c.Server.ReadTimeout = 7e9

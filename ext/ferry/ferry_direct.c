@@ -812,12 +812,9 @@ ZEND_FUNCTION(ferry_direct_serve)
 		RETURN_THROWS();
 	}
 	ferry_loop L = {0};
-	L.session = Z_OBJ_P(session);
-	if (!ferry_loop_bind(&L)) {
+	if (!ferry_loop_open(&L, "direct_serve", session, handler, placeholder)) {
 		RETURN_THROWS();
 	}
-	L.placeholder = Z_OBJ_P(placeholder);
-	L.max_payload = Z_LVAL_P(OBJ_PROP(L.session, L.C.max_payload));
 	L.out = -1;
 	int relay = ferry_stream_fd(in);
 	if (relay < 0) {
@@ -827,10 +824,6 @@ ZEND_FUNCTION(ferry_direct_serve)
 		RETURN_THROWS();
 	}
 	L.in = relay;
-	if (zend_fcall_info_init(handler, 0, &L.handler, &L.handler_cache, NULL, NULL) != SUCCESS) {
-		zend_throw_error(NULL, "Ferry\\Ext\\direct_serve(): the handler is not callable");
-		RETURN_THROWS();
-	}
 	if (!setup(lfd, relay, Z_ARRVAL_P(limits))) {
 		RETURN_THROWS();
 	}

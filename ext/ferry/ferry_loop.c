@@ -143,6 +143,21 @@ bool ferry_loop_bind(ferry_loop *L)
 	return true;
 }
 
+bool ferry_loop_open(ferry_loop *L, const char *fn, zval *session, zval *handler, zval *placeholder)
+{
+	L->session = Z_OBJ_P(session);
+	if (!ferry_loop_bind(L)) {
+		return false;
+	}
+	L->placeholder = Z_OBJ_P(placeholder);
+	L->max_payload = Z_LVAL_P(OBJ_PROP(L->session, L->C.max_payload));
+	if (zend_fcall_info_init(handler, 0, &L->handler, &L->handler_cache, NULL, NULL) != SUCCESS) {
+		zend_throw_error(NULL, "Ferry\\Ext\\%s(): the handler is not callable", fn);
+		return false;
+	}
+	return true;
+}
+
 /* Whether the session's $readAhead is still this buffer: PHP sets it to null when it takes the bytes. */
 static zend_always_inline bool buffer_shared(ferry_loop *L, loop_buffer *b)
 {
@@ -244,12 +259,10 @@ ZEND_FUNCTION(ferry_http_serve)
 		RETURN_THROWS();
 	}
 	ferry_loop L = {0};
-	L.session = Z_OBJ_P(session);
-	if (!ferry_loop_bind(&L)) {
+	if (!ferry_loop_open(&L, "http_serve", session, handler, placeholder)) {
 		RETURN_THROWS();
 	}
-	L.placeholder = Z_OBJ_P(placeholder);
-	zend_long max_payload = L.max_payload = Z_LVAL_P(OBJ_PROP(L.session, L.C.max_payload));
+	zend_long max_payload = L.max_payload;
 	if (!ferry_relay_fds(in, out, &L.in, &L.out)) {
 		RETURN_THROWS();
 	}
@@ -263,10 +276,6 @@ ZEND_FUNCTION(ferry_http_serve)
 	if (L.in < 0 || L.out < 0 || !ferry_loop_worker_idle(&L) || !ferry_loop_capture_clean(&L)
 		|| (ahead && to - from >= LOOP_BUFFER_SIZE)) {
 		RETURN_LONG(leave(&L, pending, ahead));
-	}
-	if (zend_fcall_info_init(handler, 0, &L.handler, &L.handler_cache, NULL, NULL) != SUCCESS) {
-		zend_throw_error(NULL, "Ferry\\Ext\\http_serve(): the handler is not callable");
-		RETURN_THROWS();
 	}
 	if (ZSTR_LEN(pending) > 0) {
 		/* The start of a frame too large for the buffer stays with the PHP loop, uncopied. */

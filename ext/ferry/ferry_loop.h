@@ -53,6 +53,8 @@ typedef enum {
 
 /* The contract's binding for L->session: the one kept for its class, or a new one. */
 bool ferry_loop_bind(ferry_loop *L);
+/* A loop's start (http_serve(), direct_serve()): the session bound, the handler, placeholder and frame limit taken. */
+bool ferry_loop_open(ferry_loop *L, const char *fn, zval *session, zval *handler, zval *placeholder);
 /* Nothing SyncCapture::begin() or release() would act on: no output since the last job. */
 bool ferry_loop_capture_clean(ferry_loop *L);
 /* Nothing the PHP loop would do between two jobs: nothing queued, not stopping. */
