@@ -120,12 +120,11 @@ static void watch_listener(bool on)
 		return;
 	}
 	if (on) {
-		struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &tag_listen};
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tag_listen};
 		if (epoll_ctl(D.epfd, EPOLL_CTL_ADD, D.lfd, &ev) == 0) {
 			D.listening = true;
 		}
 	} else {
-		/* EPOLLEXCLUSIVE allows no MOD: out and in again */
 		epoll_ctl(D.epfd, EPOLL_CTL_DEL, D.lfd, NULL);
 		D.listening = false;
 	}
@@ -173,9 +172,17 @@ static void chunked_reset(direct_conn *c)
 	c->chunked.max_trailer = D.limits.http.max_head;
 }
 
-static void accept_all(void)
+/*
+ * Takes up to `most` queued connections: one per wake-up while serving (nginx's
+ * multi_accept off), all it can while draining. Every idle worker waits on the socket
+ * without EPOLLEXCLUSIVE, so a connection wakes them all and each takes one: a burst is
+ * shared out. With EPOLLEXCLUSIVE the kernel wakes the worker that waited last, which then
+ * takes the whole queue one by one while the others sleep (a worker busy in PHP is not
+ * waiting, and is woken by nothing).
+ */
+static void accept_some(size_t most)
 {
-	while (D.count < D.limits.max_connections || D.limits.max_connections == 0) {
+	for (size_t taken = 0; taken < most && (D.count < D.limits.max_connections || D.limits.max_connections == 0); taken++) {
 		struct sockaddr_storage sa;
 		socklen_t len = sizeof(sa);
 		int fd = accept4(D.lfd, (struct sockaddr *) &sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -836,7 +843,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 		D.draining = true;
 		epoll_ctl(D.epfd, EPOLL_CTL_DEL, D.relay, NULL);
 		if (D.lfd >= 0) {
-			accept_all();
+			accept_some(SIZE_MAX);
 			watch_listener(false);
 			D.lfd = -1;
 		}
@@ -913,7 +920,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 				continue;
 			}
 			if (tag == &tag_listen) {
-				accept_all();
+				accept_some(1);
 				continue;
 			}
 			direct_conn *c = tag;
