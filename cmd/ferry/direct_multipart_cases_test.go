@@ -62,6 +62,27 @@ func directMultipartCases() []mpCase {
 	add("forbid phar", dmBody(dmFile("f", "x.phar", "<?php")))
 	add("forbid Kelvin and dotted I", dmBody(dmFile("f", "x.\u212Aphp", "k"), dmFile("g", "y.ph\u0130.php", "i")))
 	add("forbid quoted name", dmBody(dmFile("f", "a\tb\x01\xff\u00ad\u2028\U0001F600\".php", "<?php")))
+	// refused names with runes of every kind, quoted with %q in the answer
+	qr := rand.New(rand.NewSource(7))
+	for i := 0; i < 40; i++ {
+		var n strings.Builder
+		for k := 1 + qr.Intn(6); k > 0; k-- {
+			switch qr.Intn(4) {
+			case 0:
+				n.WriteByte(byte(0x80 + qr.Intn(0x80))) // invalid UTF-8
+			case 1:
+				n.WriteByte(byte(1 + qr.Intn(0x7e)))
+			case 2:
+				n.WriteRune(rune(0x80 + qr.Intn(0x3000)))
+			default:
+				if r := rune(0x3000 + qr.Intn(0x10FFFF-0x3000)); r < 0xD800 || r > 0xDFFF {
+					n.WriteRune(r)
+				}
+			}
+		}
+		name := strings.NewReplacer("\r", "", "\n", "", "\"", "", "\\", "").Replace(n.String()) + ".php"
+		add(fmt.Sprintf("refused name %q", name), dmBody(dmFile("f", name, "<?php")))
+	}
 	add("many tiny parts", dmBody(repeatParts(dmFile("f[]", "a.txt", "x"), 2000)...))
 	first2 := "--" + dmBnd + "\r\n" + dmFile("first", "first.txt", strings.Repeat("made before the error ", 100)) + "\r\n"
 	for _, m := range []struct{ name, body string }{

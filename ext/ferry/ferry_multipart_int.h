@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* length of the unicode.IsSpace rune at s (before end), 0 when there is none */
 size_t mp_space_at(const char *s, const char *end);
@@ -29,6 +30,9 @@ bool mp_forbidden(const char *name, size_t len, const char *const *forbid);
 /* a new file in dir (NULL or "": $TMPDIR, /tmp): its descriptor and *path (malloc'd), or -1 */
 int mp_create(const char *dir, char **path);
 bool mp_write_all(int fd, const char *p, size_t n);
+
+/* strconv.IsPrint (ferry_multipart_print.c, generated from Go's tables) */
+bool mp_printable(int32_t r);
 
 /* Go's %q of s (strconv.Quote) into a buffer of the parser's: NULL when out of memory */
 const char *mp_message_name(const char *fmt_head, const char *s, size_t n, const char *fmt_tail);

@@ -171,18 +171,6 @@ static int32_t decode(const unsigned char *p, size_t avail, size_t *w)
 	return r;
 }
 
-/* strconv.IsPrint, close enough: Go's tables also call unassigned code points
- * unprintable, which are left as they are here. */
-static bool printable(int32_t r)
-{
-	if (r < 0x80) {
-		return r >= 0x20 && r < 0x7F;
-	}
-	return !(r < 0xA0 || r == 0xAD || (r >= 0x200B && r <= 0x200F) || (r >= 0x2028 && r <= 0x202E)
-		|| (r >= 0x2060 && r <= 0x206F) || r == 0xFEFF || (r >= 0xFFF9 && r <= 0xFFFB)
-		|| (r >= 0xE000 && r <= 0xF8FF) || r >= 0xF0000 || (r & 0xFFFE) == 0xFFFE);
-}
-
 static char *msg;
 static size_t msg_cap;
 
@@ -207,7 +195,7 @@ const char *mp_message_name(const char *head, const char *s, size_t n, const cha
 			o += sprintf(o, "\\x%c%c", hex[p[0] >> 4], hex[p[0] & 15]);
 		} else if (r == '"' || r == '\\') {
 			*o++ = '\\', *o++ = (char)r;
-		} else if (printable(r)) {
+		} else if (mp_printable(r)) {
 			memcpy(o, p, w);
 			o += w;
 		} else {
