@@ -320,8 +320,11 @@ bool ferry_multipart_boundary(const char *ct, size_t len, const char **boundary,
 	if (!media_type(ct, base_end)) {
 		return false;
 	}
-	/* each parameter takes at least 4 bytes ("; k=v" without spaces: ";k=v") */
-	size_t cap = len / 4 + 1, slots = 8;
+	/* a parameter each ';' at most: the table is sized to the value, not to its length */
+	size_t cap = 1, slots = 8;
+	for (const char *q = base_end; q < end; q++) {
+		cap += *q == ';';
+	}
 	while (slots < 2 * cap) {
 		slots *= 2;
 	}
