@@ -11,9 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* internal/multipart.Limits, field by field */
+/* internal/multipart.Limits, field by field. The front fills them from server.uploads (dir,
+ * max_files, max_parts, max_part_header_size, forbid) and gives both byte totals
+ * server.max_body_size (cmd/ferry/options.go, gateway.New's defaults): with those, only the
+ * counts, the part headers and the extensions can refuse a body that was read whole. */
 typedef struct {
-	const char *dir;          /* where file parts are spooled; NULL: the system temp dir */
+	const char *dir;          /* where file parts are spooled; NULL or "": $TMPDIR, else /tmp */
 	int max_files;            /* PHP max_file_uploads; 0: no file part allowed */
 	int max_parts;
 	int max_header_bytes;     /* one part's header block */
