@@ -332,13 +332,14 @@ static int parse(mp *m, const ferry_multipart_sink *sink, const char **error)
 				close(fd);
 				return fail_limit(m, "file bytes", lim->max_disk_bytes, error, 413);
 			}
-			if (st != MP_OK) {
-				close(fd);
-				return st;
-			}
+			/* Go has written what it passed on before it finds the body cut short: a disk that
+			 * fails there makes it a 500 too. */
 			bool ok = mp_write_all(fd, m->body + pos, (size_t)n);
 			if (close(fd) != 0 || !ok) {
 				return 500;
+			}
+			if (st != MP_OK) {
+				return st;
 			}
 			disk += n;
 			sink->file(sink->ctx, h.name, h.name_len, h.filename, h.filename_len, h.ctype ? h.ctype : "",
