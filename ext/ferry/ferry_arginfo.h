@@ -145,6 +145,12 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_decode_chunked, 0, 1,
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, max_trailer, IS_LONG, 0, "0")
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_multipart_parse, 0, 3, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, contentType, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, body, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, limits, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_serve, 0, 7, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, session, IS_OBJECT, 0)
 	ZEND_ARG_OBJ_INFO(0, handler, Closure, 0)
@@ -188,6 +194,7 @@ ZEND_FUNCTION(ferry_fiber_body);
 ZEND_FUNCTION(ferry_fiber_served);
 ZEND_FUNCTION(ferry_http_parse_head);
 ZEND_FUNCTION(ferry_http_decode_chunked);
+ZEND_FUNCTION(ferry_multipart_parse);
 
 /* ZEND_NS_FENTRY, not ZEND_RAW_FENTRY: PHP 8.4 added two arguments to the latter. */
 #define FERRY_FE(name) ZEND_NS_FENTRY(PHP_FERRY_NS, name, zif_ferry_##name, arginfo_ferry_##name, 0)
@@ -219,6 +226,7 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(fiber_served)
 	FERRY_FE(http_parse_head)
 	FERRY_FE(http_decode_chunked)
+	FERRY_FE(multipart_parse)
 	FERRY_FE(direct_serve)
 	FERRY_FE(direct_answer)
 	FERRY_FE(forwarded_client)

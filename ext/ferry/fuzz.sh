@@ -1,7 +1,8 @@
 #!/bin/sh
 # Fuzzes the frame decoder (ferry_frame.c), the request context reader (ferry_ser.c),
 # the MessagePack item reader (ferry_msgpack_read.c), direct mode's HTTP parser
-# (ferry_http*.c) and its trusted_proxies walk (ferry_forwarded.c), each for a few seconds.
+# (ferry_http*.c), its trusted_proxies walk (ferry_forwarded.c) and its multipart parser
+# (ferry_multipart*.c), each for a few seconds.
 #
 #   ext/ferry/fuzz.sh [SECONDS]      per target; default 10 (or $FUZZ_SECONDS)
 #
@@ -94,6 +95,25 @@ $seeds = [
 foreach ($seeds as $i => $s) { file_put_contents("$out/seed-$i", $s); }
 ' "$OUT/forwarded-seeds"
 
+# Seeds for the multipart parser: limits byte, Content-Type length, Content-Type, body.
+mkdir -p "$OUT/multipart-seeds" "$OUT/multipart-corpus"
+php -n -r '
+$out = $argv[1];
+$p = fn ($h, $c) => "--xYzZY\r\n$h\r\n\r\n$c\r\n";
+$bodies = [
+    $p("Content-Disposition: form-data; name=\"a\"", "1") . $p("Content-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\nContent-Type: text/plain", "hello\r\n--xYzZYx") . "--xYzZY--",
+    "pre\r\n--xYzZY \t\nContent-Disposition: form-data; name=a; filename=\"\"\n\nv\n--xYzZY--junk",
+    $p("content-disposition: FORM-DATA; NAME=\"q\\\"x\"; filename=\"C:\\d\\s.PHP. \"", "<?php") . "--xYzZY--",
+    $p("Content-Di\u{17f}position:\u{a0}form-data; f\u{130}lename=b.txt; name=a", "x") . "--xYzZY",
+];
+$cts = ["multipart/form-data; boundary=xYzZY", "multipart/form-data; boundary*0=xY; boundary*1*=z%5aY", "Multipart/Form-Data; boundary=\"xYzZY\"; a=b"];
+foreach ($bodies as $i => $b) {
+    foreach ($cts as $j => $ct) {
+        file_put_contents("$out/seed-$i-$j", chr(0x23 * ($i + 3 * $j) & 0xff) . chr(strlen($ct)) . $ct . $b);
+    }
+}
+' "$OUT/multipart-seeds"
+
 # fuzz TARGET "SOURCES" SEEDS CORPUS: one harness for $SECONDS_TO_RUN seconds.
 fuzz() {
 	target=$1 seeds=$3 corpus=$4
@@ -126,3 +146,4 @@ fuzz ser ferry_ser.c "$OUT/ser-seeds" "$OUT/ser-corpus"
 fuzz msgpack "ferry_msgpack_read.c ferry_msgpack_tnt.c" "$OUT/msgpack-seeds" "$OUT/msgpack-corpus"
 fuzz http "ferry_http.c ferry_http_fields.c ferry_http_grammar.c ferry_http_tables.c ferry_http_chunked.c" "$OUT/http-seeds" "$OUT/http-corpus"
 fuzz forwarded "ferry_forwarded.c ferry_forwarded_parse.c ferry_forwarded_addr.c ferry_forwarded_text.c" "$OUT/forwarded-seeds" "$OUT/forwarded-corpus"
+fuzz multipart "ferry_multipart.c ferry_multipart_ct.c ferry_multipart_spool.c ferry_multipart_text.c ferry_multipart_print.c" "$OUT/multipart-seeds" "$OUT/multipart-corpus"
