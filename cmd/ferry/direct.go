@@ -30,6 +30,18 @@ type directLimits struct {
 	TrustedProxies      []string `json:"trusted_proxies"` // CIDRs only
 	// server.underscores_in_headers: 1 keeps the fields whose name holds "_", which are dropped otherwise
 	Underscores int `json:"underscores_in_headers"`
+	// server.uploads: how the worker reads a multipart body, as internal/multipart does for the front
+	Uploads directUploads `json:"uploads"`
+}
+
+// directUploads is server.uploads as the front's multipart.Limits take it (cmd/ferry
+// options.go): the file bytes are bounded by max_body_size.
+type directUploads struct {
+	Dir               string   `json:"dir"`
+	MaxFiles          int      `json:"max_files"`
+	MaxParts          int      `json:"max_parts"`
+	MaxPartHeaderSize int      `json:"max_part_header_size"`
+	Forbid            []string `json:"forbid"`
 }
 
 // directLimitsJSON is FERRY_DIRECT_LIMITS for c's workers.
@@ -65,6 +77,9 @@ func directLimitsJSON(c *config.Config) string {
 	if s.UnderscoreHeaders {
 		l.Underscores = 1
 	}
+	u := &s.Uploads
+	l.Uploads = directUploads{Dir: u.Dir, MaxFiles: u.MaxFiles, MaxParts: u.MaxParts,
+		MaxPartHeaderSize: int(u.MaxPartHeaderSize), Forbid: u.Forbid}
 	b, _ := json.Marshal(l) // plain fields: it always encodes
 	return string(b)
 }

@@ -59,6 +59,8 @@ pool:
 		"max_jobs":               500.0,
 		"trusted_proxies":        []any{"10.0.0.1/32", "10.1.0.0/16", "::1/128", "192.0.2.7/32"},
 		"underscores_in_headers": 0.0, // dropped, as nginx and the front drop them
+		"uploads": map[string]any{"dir": "", "max_files": 20.0, "max_parts": 1000.0, "max_part_header_size": 16384.0,
+			"forbid": []any{}},
 	}
 	if g, w := mustJSON(got), mustJSON(want); g != w {
 		t.Errorf("limits\n got %s\nwant %s", g, w)

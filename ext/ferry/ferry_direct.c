@@ -77,6 +77,10 @@ static struct {
 	/* server.trusted_proxies: whose Forwarded and X-Forwarded-* name the client */
 	ferry_trusted trusted;
 	bool underscores; /* server.underscores_in_headers */
+	/* server.uploads, and what its strings point to (for the worker's life) */
+	ferry_multipart_limits uploads;
+	char *uploads_dir;
+	char **forbid;
 	/* the page the server reads (FERRY_DIRECT_STATS), or NULL */
 	volatile struct direct_stats *stats;
 	ferry_http_field fields[MAX_FIELDS];
@@ -130,8 +134,21 @@ static void watch_listener(bool on)
 	}
 }
 
+/* The files of a multipart body, once its request is answered (the front's multipart.Remove). */
+static void remove_spooled(direct_conn *c)
+{
+	if (!c->spooled.s) {
+		return;
+	}
+	for (const char *p = ZSTR_VAL(c->spooled.s), *end = p + ZSTR_LEN(c->spooled.s); p < end; p += strlen(p) + 1) {
+		unlink(p);
+	}
+	smart_str_free(&c->spooled);
+}
+
 static void conn_close(direct_conn *c)
 {
+	remove_spooled(c);
 	if (ferry_direct_current == c) {
 		ferry_direct_current = NULL;
 	}
@@ -404,9 +421,26 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 	char small[256];
 	char *host = asked_len < sizeof(small) ? small : emalloc(asked_len + 1); /* and its NUL */
 	zend_str_tolower_copy(host, asked, asked_len);
-	ferry_direct_context(&ctx, r, remote, host, asked_len, https);
-	if (host != small) {
-		efree(host);
+	direct_form form = {0};
+	const char *why = NULL;
+	int refused = ferry_direct_multipart(r, ZSTR_VAL(body), ZSTR_LEN(body), &D.uploads, &form, &why);
+	if (refused) {
+		/* the front's uploadFailed(): the body was read whole, the connection stays */
+		if (host != small) {
+			efree(host);
+		}
+		smart_str_free(&ctx);
+		c->head_request = false;
+		ferry_direct_fail(c, refused, why ? why : "malformed multipart body");
+		return STEP_DONE;
+	}
+	ferry_direct_context(&ctx, r, remote, host, asked_len, https, &form, NULL);
+	if (form.parsed) {
+		/* the fields and files are in the context; PHP gets no body, as from the front */
+		body = ZSTR_EMPTY_ALLOC();
+		if (form.paths.s) {
+			smart_str_append_smart_str(&c->spooled, &form.paths);
+		}
 	}
 	smart_str_0(&ctx);
 	zval cookies;
@@ -444,17 +478,20 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 	}
 	L->conn = NULL;
 	L->cookies = NULL;
-	zval_ptr_dtor(&cookies);
 	step s = STEP_DONE;
 	if (outcome == JOB_RESUME) {
 		handed_status = DIRECT_RESUME;
 		s = STEP_PHP;
 	} else if (outcome == JOB_DECLINED) {
+		/* The PHP path reads its cookies from the context (the C path set them on the Request). */
+		smart_str full = {0};
+		ferry_direct_context(&full, r, remote, host, asked_len, https, &form, &cookies);
+		smart_str_0(&full);
 		zval handed, v;
 		array_init_size(&handed, 3);
 		ZVAL_LONG(&v, id);
 		zend_hash_next_index_insert_new(Z_ARRVAL(handed), &v);
-		ZVAL_STR_COPY(&v, ctx.s);
+		ZVAL_STR(&v, full.s);
 		zend_hash_next_index_insert_new(Z_ARRVAL(handed), &v);
 		ZVAL_STR_COPY(&v, body);
 		zend_hash_next_index_insert_new(Z_ARRVAL(handed), &v);
@@ -464,7 +501,16 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		s = STEP_PHP;
 	} else if (outcome == JOB_THROWN) {
 		s = STEP_THROWN;
+	} else {
+		remove_spooled(c);
 	}
+	zval_ptr_dtor(&cookies);
+	if (host != small) {
+		efree(host);
+	}
+	smart_str_free(&form.form);
+	smart_str_free(&form.uploads);
+	smart_str_free(&form.paths);
 	smart_str_free(&ctx);
 	return s;
 }
@@ -722,6 +768,9 @@ static void expire(void)
 	}
 }
 
+#define LIMIT_IN(ht, key) ({ zval *z_ = zend_hash_str_find(ht, key, sizeof(key) - 1); \
+	z_ && Z_TYPE_P(z_) == IS_LONG && Z_LVAL_P(z_) > 0 ? (uint64_t) Z_LVAL_P(z_) : 0; })
+
 static bool read_limits(HashTable *h)
 {
 #define LIMIT(key) ({ zval *z = zend_hash_str_find(h, key, sizeof(key) - 1); z && Z_TYPE_P(z) == IS_LONG && Z_LVAL_P(z) > 0 ? (uint64_t) Z_LVAL_P(z) : 0; })
@@ -747,6 +796,36 @@ static bool read_limits(HashTable *h)
 			}
 			D.trusted.count++;
 		} ZEND_HASH_FOREACH_END();
+	}
+	/* both bounded by max_body_size, as the front's are (a body past it is refused first) */
+	D.uploads.max_disk_bytes = D.uploads.max_field_bytes = D.limits.http.max_body ? (int64_t) D.limits.http.max_body : INT64_MAX;
+	zval *up = zend_hash_str_find(h, "uploads", sizeof("uploads") - 1);
+	if (up && Z_TYPE_P(up) == IS_ARRAY) {
+		HashTable *u = Z_ARRVAL_P(up);
+		/* Spooled into this worker's own directory when it has one (FERRY_SPOOL_DIR, made and
+		 * removed by the server): a worker killed mid-request then leaves no upload behind. */
+		const char *own = getenv("FERRY_SPOOL_DIR");
+		zval *dir = zend_hash_str_find(u, "dir", sizeof("dir") - 1);
+		if (own && *own) {
+			D.uploads.dir = D.uploads_dir = pestrdup(own, 1);
+		} else if (dir && Z_TYPE_P(dir) == IS_STRING && Z_STRLEN_P(dir) > 0) {
+			D.uploads.dir = D.uploads_dir = pestrdup(Z_STRVAL_P(dir), 1);
+		}
+		D.uploads.max_files = (int) LIMIT_IN(u, "max_files");
+		D.uploads.max_parts = (int) LIMIT_IN(u, "max_parts");
+		D.uploads.max_header_bytes = (int) LIMIT_IN(u, "max_part_header_size");
+		zval *forbid = zend_hash_str_find(u, "forbid", sizeof("forbid") - 1);
+		if (forbid && Z_TYPE_P(forbid) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(forbid)) > 0) {
+			D.forbid = pecalloc(zend_hash_num_elements(Z_ARRVAL_P(forbid)) + 1, sizeof(char *), 1);
+			size_t i = 0;
+			zval *ext;
+			ZEND_HASH_FOREACH_VAL(Z_ARRVAL_P(forbid), ext) {
+				if (Z_TYPE_P(ext) == IS_STRING) {
+					D.forbid[i++] = pestrdup(Z_STRVAL_P(ext), 1);
+				}
+			} ZEND_HASH_FOREACH_END();
+			D.uploads.forbid = (const char *const *) D.forbid;
+		}
 	}
 	/* A file of the server's (FERRY_DIRECT_STATS), mapped shared: it reads what this worker does. */
 	zval *stats = zend_hash_str_find(h, "stats", sizeof("stats") - 1);
@@ -879,6 +958,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 	direct_conn *resumed = ferry_direct_current;
 	ferry_direct_current = NULL;
 	if (resumed) {
+		remove_spooled(resumed); /* PHP has answered the request that held them */
 		if (resumed->stream != STREAM_NONE) {
 			resumed->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
 			resumed->close_after = true;

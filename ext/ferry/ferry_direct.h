@@ -61,6 +61,7 @@ typedef struct direct_conn {
 	uint64_t file_left;
 	uint64_t deadline;  /* ms on the monotonic clock; 0: none */
 	char remote[64];    /* ip:port, as the front names it */
+	smart_str spooled;  /* files of a multipart body its running request holds, each NUL-terminated */
 	struct direct_conn *prev, *next;
 } direct_conn;
 
@@ -80,9 +81,28 @@ void ferry_direct_empty(direct_conn *c, int status);
 /* A whole error answer made by the server side (the front's fail(): text/plain, nosniff). */
 void ferry_direct_fail(direct_conn *c, int status, const char *message);
 
-/* Appends the job context (docs/protocol.md, "HTTP request context") of the request r, from the client given. */
+/* A multipart body read as the front reads it: the context's form and files, serialized. */
+typedef struct {
+	bool parsed;
+	size_t fields, files;
+	smart_str form, uploads; /* the items of the 'form' and 'files' lists, serialized */
+	smart_str paths;         /* the spooled files, each NUL-terminated, removed after the answer */
+} direct_form;
+
+/*
+ * Appends the job context (docs/protocol.md, "HTTP request context") of the request r, from
+ * the client given; with cookies ($_COOKIE as PHP parsed them) when not NULL.
+ */
 void ferry_direct_context(smart_str *out, const ferry_http_request *r, const char *remote, const char *host,
-	size_t host_len, bool https);
+	size_t host_len, bool https, const direct_form *form, zval *cookies);
+#include "ferry_multipart.h"
+/*
+ * A multipart/form-data body (by its Content-Type) read into out as the front reads it: 0,
+ * or the status the front refuses it with (*error its text). 0 with out->parsed false: not
+ * multipart, the body reaches PHP as it is.
+ */
+int ferry_direct_multipart(const ferry_http_request *r, const char *body, size_t len, const ferry_multipart_limits *limits,
+	direct_form *out, const char **error);
 /* $_COOKIE for r's Cookie fields, by PHP's own parser. */
 void ferry_direct_cookies(const ferry_http_request *r, zval *out);
 

@@ -12,7 +12,9 @@
 #include "SAPI.h"
 #include "main/php_variables.h"
 #include "zend_smart_str.h"
+#include "ext/standard/php_var.h"
 #include "ferry_direct.h"
+#include "ferry_multipart.h"
 
 static void ser_str(smart_str *out, const char *s, size_t len)
 {
@@ -183,9 +185,12 @@ static void ser_headers(smart_str *out, const ferry_http_request *r)
 }
 
 void ferry_direct_context(smart_str *out, const ferry_http_request *r, const char *remote, const char *host,
-	size_t host_len, bool https)
+	size_t host_len, bool https, const direct_form *form, zval *cookies)
 {
-	size_t n = 6 + (r->query_len > 0) + (r->minor == 0) + https;
+	bool parsed = form && form->parsed;
+	bool has_cookies = cookies && Z_TYPE_P(cookies) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(cookies)) > 0;
+	size_t n = 6 + (r->query_len > 0) + (r->minor == 0) + https + has_cookies
+		+ (parsed ? 1 + (form->fields > 0) + (form->files > 0) : 0);
 	ser_open(out, n);
 	SER_KEY(out, "s:6:\"method\";");
 	ser_str(out, r->method, r->method_len);
@@ -223,7 +228,97 @@ void ferry_direct_context(smart_str *out, const ferry_http_request *r, const cha
 	}
 	SER_KEY(out, "s:7:\"headers\";");
 	ser_headers(out, r);
+	if (has_cookies) {
+		/* $_COOKIE as PHP's parser made it: nested names as arrays, which the reader keeps as they are */
+		SER_KEY(out, "s:7:\"cookies\";");
+		php_serialize_data_t data;
+		PHP_VAR_SERIALIZE_INIT(data);
+		php_var_serialize(out, cookies, &data);
+		PHP_VAR_SERIALIZE_DESTROY(data);
+	}
+	if (parsed) {
+		if (form->fields > 0) {
+			SER_KEY(out, "s:4:\"form\";");
+			ser_open(out, form->fields);
+			smart_str_append_smart_str(out, &form->form);
+			smart_str_appendc(out, '}');
+		}
+		if (form->files > 0) {
+			SER_KEY(out, "s:5:\"files\";");
+			ser_open(out, form->files);
+			smart_str_append_smart_str(out, &form->uploads);
+			smart_str_appendc(out, '}');
+		}
+		SER_KEY(out, "s:6:\"parsed\";b:1;");
+	}
 	smart_str_appendc(out, '}');
+}
+
+static void on_field(void *ctx, const char *name, size_t name_len, const char *value, size_t value_len)
+{
+	direct_form *f = ctx;
+	ser_int(&f->form, (zend_long) f->fields++);
+	ser_open(&f->form, 2);
+	ser_int(&f->form, 0);
+	ser_str(&f->form, name, name_len);
+	ser_int(&f->form, 1);
+	ser_str(&f->form, value, value_len);
+	smart_str_appendc(&f->form, '}');
+}
+
+static void on_file(void *ctx, const char *field, size_t field_len, const char *name, size_t name_len,
+	const char *type, size_t type_len, const char *path, int error, int64_t size)
+{
+	direct_form *f = ctx;
+	smart_str *u = &f->uploads;
+	ser_int(u, (zend_long) f->files++);
+	ser_open(u, 6);
+	ser_int(u, 0);
+	ser_str(u, field, field_len);
+	ser_int(u, 1);
+	ser_str(u, name, name_len);
+	ser_int(u, 2);
+	ser_str(u, type, type_len);
+	ser_int(u, 3);
+	ser_str(u, path, strlen(path));
+	ser_int(u, 4);
+	ser_int(u, error);
+	ser_int(u, 5);
+	ser_int(u, (zend_long) size);
+	smart_str_appendc(u, '}');
+	if (path[0]) {
+		smart_str_appends(&f->paths, path);
+		smart_str_appendc(&f->paths, '\0');
+	}
+}
+
+int ferry_direct_multipart(const ferry_http_request *r, const char *body, size_t len, const ferry_multipart_limits *limits,
+	direct_form *out, const char **error)
+{
+	/* the Content-Type fasthttp keeps: the last one */
+	const ferry_http_field *type = NULL;
+	for (size_t i = 0; i < r->field_count; i++) {
+		if (named(&r->fields[i], "content-type", 12)) {
+			type = &r->fields[i];
+		}
+	}
+	const char *boundary;
+	size_t boundary_len;
+	if (!type || !ferry_multipart_boundary(type->value, type->value_len, &boundary, &boundary_len)) {
+		return 0;
+	}
+	out->parsed = true;
+	ferry_multipart_sink sink = {on_field, on_file, out};
+	int status = ferry_multipart_parse(body, len, boundary, boundary_len, limits, &sink, error);
+	if (status != 0) {
+		/* the parser removed its files: what the sink heard of is void */
+		smart_str_free(&out->form);
+		smart_str_free(&out->uploads);
+		smart_str_free(&out->paths);
+		out->fields = out->files = 0;
+		out->parsed = false;
+	}
+	return status;
 }
 
 /*
