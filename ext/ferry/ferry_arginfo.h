@@ -166,8 +166,16 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_answer, 0, 2, _IS_B
 	ZEND_ARG_INFO(1, control)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_answer_bytes, 0, 2, IS_STRING, 1)
+	ZEND_ARG_TYPE_INFO(0, context, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, body, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, head, _IS_BOOL, 0, "false")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, http10, _IS_BOOL, 0, "false")
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_direct_serve);
 ZEND_FUNCTION(ferry_direct_answer);
+ZEND_FUNCTION(ferry_direct_answer_bytes);
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_forwarded_client, 0, 4, IS_ARRAY, 0)
 	ZEND_ARG_TYPE_INFO(0, trusted, IS_ARRAY, 0)
 	ZEND_ARG_TYPE_INFO(0, peer, IS_STRING, 0)
@@ -229,6 +237,7 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(multipart_parse)
 	FERRY_FE(direct_serve)
 	FERRY_FE(direct_answer)
+	FERRY_FE(direct_answer_bytes)
 	FERRY_FE(forwarded_client)
 	ZEND_FE_END
 };

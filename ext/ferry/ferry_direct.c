@@ -14,7 +14,11 @@
  *
  * The listening socket is shared with every other worker and with the server, never
  * SO_REUSEPORT: a worker that stops leaves the connections queued in the kernel to the
- * others. While full (max_connections) or draining it stops watching that socket.
+ * others. While full (max_connections) or draining it stops watching that socket. A
+ * connection's own reading, writing and closing are ferry_direct_conn.c's.
+ *
+ * Past 400 lines: process() and run_job() (a request's bytes to a job and its outcome) and
+ * direct_serve() (the loop, the drain) are one state machine over the same connection.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -22,14 +26,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <arpa/inet.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/sendfile.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +37,7 @@
 #include "zend_exceptions.h"
 #include "php_ferry.h"
 #include "ferry_direct.h"
+#include "ferry_direct_int.h"
 #include "ferry_forwarded.h"
 #include "ferry_frame.h"
 #include "ferry_loop.h"
@@ -51,327 +51,27 @@
 #define DIRECT_DRAINED 5 /* stopping: no connection is left */
 #define DIRECT_SERVED 6  /* max_jobs requests served: the worker asks to be retired */
 
-#define READ_SIZE 16384
-#define MAX_FIELDS 256
-#define OUT_HIGH_WATER (256 * 1024) /* pipelined answers buffered before the loop writes */
-#define DRAIN_GRACE_MS 1000
-/*
- * After its last answer a connection is shut for writing, and what the client still sends
- * (the rest of a refused body, requests pipelined behind a close) is read and dropped for
- * up to this long: closed at once, unread bytes would make the kernel reset it, and the
- * client could lose the answer it has not read yet.
- */
-#define LINGER_MS 1000 /* a stopping worker's wait for the next request on a keep-alive connection */
-
-static struct {
-	int epfd, lfd, relay;
-	bool listening; /* the listening socket is in the epoll set */
-	bool ready;
-	direct_limits limits;
-	zend_long max_jobs, served;
-	direct_conn *conns;
-	size_t count;
-	uint64_t next_deadline;
-	uint32_t next_id;
-	bool draining; /* every answer from now on closes its connection */
-	/* server.trusted_proxies: whose Forwarded and X-Forwarded-* name the client */
-	ferry_trusted trusted;
-	bool underscores; /* server.underscores_in_headers */
-	/* server.uploads, and what its strings point to (for the worker's life) */
-	ferry_multipart_limits uploads;
-	char *uploads_dir;
-	char **forbid;
-	/* the page the server reads (FERRY_DIRECT_STATS), or NULL */
-	volatile struct direct_stats *stats;
-	ferry_http_field fields[MAX_FIELDS];
-} D = {.epfd = -1, .lfd = -1, .relay = -1};
-
-/*
- * What the server reads of this worker, which it cannot see serve (docs/protocol.md, "Direct
- * mode"): a shared page of 64-bit words, each written by this process alone.
- */
-struct direct_stats {
-	uint64_t requests;    /* requests served */
-	uint64_t busy_since;  /* wall-clock ms when the running request started, 0 between requests (exec_ttl) */
-	uint64_t connections; /* connections open */
-	uint64_t accepted;    /* connections accepted */
-};
-
+direct_state ferry_direct_state = {.epfd = -1, .lfd = -1, .relay = -1};
 direct_conn *ferry_direct_current;
 uint64_t ferry_direct_write_ms;
+char ferry_direct_tag_listen, ferry_direct_tag_relay;
 static bool serving;
-/* epoll tags for the two sockets that are not connections */
-static char tag_listen, tag_relay;
 
-uint64_t ferry_direct_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
-static void set_deadline(direct_conn *c, uint64_t ms)
-{
-	c->deadline = ms ? ferry_direct_now() + ms : 0;
-	if (c->deadline && (D.next_deadline == 0 || c->deadline < D.next_deadline)) {
-		D.next_deadline = c->deadline;
-	}
-}
 
-static void watch_listener(bool on)
-{
-	if (D.lfd < 0 || on == D.listening) {
-		return;
-	}
-	if (on) {
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tag_listen};
-		if (epoll_ctl(D.epfd, EPOLL_CTL_ADD, D.lfd, &ev) == 0) {
-			D.listening = true;
-		}
-	} else {
-		epoll_ctl(D.epfd, EPOLL_CTL_DEL, D.lfd, NULL);
-		D.listening = false;
-	}
-}
 
-/* The files of a multipart body, once its request is answered (the front's multipart.Remove). */
-static void remove_spooled(direct_conn *c)
-{
-	if (!c->spooled.s) {
-		return;
-	}
-	for (const char *p = ZSTR_VAL(c->spooled.s), *end = p + ZSTR_LEN(c->spooled.s); p < end; p += strlen(p) + 1) {
-		unlink(p);
-	}
-	smart_str_free(&c->spooled);
-}
 
-static void conn_close(direct_conn *c)
-{
-	remove_spooled(c);
-	if (ferry_direct_current == c) {
-		ferry_direct_current = NULL;
-	}
-	close(c->fd); /* leaves the epoll set with it */
-	if (c->prev) {
-		c->prev->next = c->next;
-	} else {
-		D.conns = c->next;
-	}
-	if (c->next) {
-		c->next->prev = c->prev;
-	}
-	if (c->file_fd >= 0) {
-		close(c->file_fd);
-	}
-	efree(c->in);
-	smart_str_free(&c->out);
-	efree(c);
-	D.count--;
-	if (D.stats) {
-		D.stats->connections = D.count;
-	}
-	if (!D.draining && D.lfd >= 0 && D.limits.max_connections && D.count < D.limits.max_connections) {
-		watch_listener(true); /* room again */
-	}
-}
 
-static void conn_events(direct_conn *c, uint32_t events)
-{
-	struct epoll_event ev = {.events = events, .data.ptr = c};
-	epoll_ctl(D.epfd, EPOLL_CTL_MOD, c->fd, &ev);
-}
 
-static void chunked_reset(direct_conn *c)
-{
-	memset(&c->chunked, 0, sizeof(c->chunked));
-	/* the front reads a trailer section into its header buffer */
-	c->chunked.max_trailer = D.limits.http.max_head;
-}
 
-/*
- * Takes up to `most` queued connections: one per wake-up while serving (nginx's
- * multi_accept off), all it can while draining. Every idle worker waits on the socket
- * without EPOLLEXCLUSIVE, so a connection wakes them all and each takes one: a burst is
- * shared out. With EPOLLEXCLUSIVE the kernel wakes the worker that waited last, which then
- * takes the whole queue one by one while the others sleep (a worker busy in PHP is not
- * waiting, and is woken by nothing).
- */
-static void accept_some(size_t most)
-{
-	for (size_t taken = 0; taken < most && (D.count < D.limits.max_connections || D.limits.max_connections == 0); taken++) {
-		struct sockaddr_storage sa;
-		socklen_t len = sizeof(sa);
-		int fd = accept4(D.lfd, (struct sockaddr *) &sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			/* EAGAIN: another worker took it, or none is left; EMFILE and the like: try on the next wake */
-			return;
-		}
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		direct_conn *c = ecalloc(1, sizeof(direct_conn));
-		c->fd = fd;
-		c->file_fd = -1;
-		chunked_reset(c);
-		c->in_cap = READ_SIZE;
-		c->in = emalloc(c->in_cap);
-		char ip[INET6_ADDRSTRLEN] = "";
-		unsigned port = 0;
-		if (sa.ss_family == AF_INET) {
-			struct sockaddr_in *in4 = (struct sockaddr_in *) &sa;
-			inet_ntop(AF_INET, &in4->sin_addr, ip, sizeof(ip));
-			port = ntohs(in4->sin_port);
-			snprintf(c->remote, sizeof(c->remote), "%s:%u", ip, port);
-		} else if (sa.ss_family == AF_INET6) {
-			struct sockaddr_in6 *in6 = (struct sockaddr_in6 *) &sa;
-			inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
-			port = ntohs(in6->sin6_port);
-			snprintf(c->remote, sizeof(c->remote), "[%s]:%u", ip, port);
-		}
-		c->next = D.conns;
-		if (D.conns) {
-			D.conns->prev = c;
-		}
-		D.conns = c;
-		D.count++;
-		if (D.stats) {
-			D.stats->accepted++;
-			D.stats->connections = D.count;
-		}
-		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
-		epoll_ctl(D.epfd, EPOLL_CTL_ADD, fd, &ev);
-		set_deadline(c, D.limits.idle_ms ? D.limits.idle_ms : D.limits.read_header_ms);
-	}
-	if (D.limits.max_connections && D.count >= D.limits.max_connections) {
-		watch_listener(false);
-	}
-}
 
-/* Writes what it can of c->out without waiting; false when the client is gone. */
-static bool flush_some(direct_conn *c)
-{
-	while (c->out.s && c->out_off < ZSTR_LEN(c->out.s)) {
-		ssize_t n = send(c->fd, ZSTR_VAL(c->out.s) + c->out_off, ZSTR_LEN(c->out.s) - c->out_off, MSG_NOSIGNAL);
-		if (n > 0) {
-			c->out_off += (size_t) n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-	}
-	if (c->out.s) {
-		ZSTR_LEN(c->out.s) = 0;
-	}
-	c->out_off = 0;
-	while (c->file_fd >= 0) {
-		ssize_t n = sendfile(c->fd, c->file_fd, &c->file_off, (size_t) MIN(c->file_left, 1 << 20));
-		if (n > 0) {
-			c->file_left -= (uint64_t) n;
-			if (c->file_left == 0) {
-				close(c->file_fd);
-				c->file_fd = -1;
-		chunked_reset(c);
-			}
-			continue;
-		}
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			return true;
-		}
-		return false; /* the client left, or the file shrank (n == 0): the answer is cut short */
-	}
-	return true;
-}
 
-static bool out_pending(direct_conn *c)
-{
-	return (c->out.s && c->out_off < ZSTR_LEN(c->out.s)) || c->file_fd >= 0;
-}
 
-bool ferry_direct_flush_blocking(direct_conn *c, uint64_t write_ms)
-{
-	uint64_t until = write_ms ? ferry_direct_now() + write_ms : 0;
-	while (out_pending(c)) {
-		if (!flush_some(c)) {
-			return false;
-		}
-		if (!out_pending(c)) {
-			break;
-		}
-		int wait = -1;
-		if (until) {
-			uint64_t now = ferry_direct_now();
-			if (now >= until) {
-				return false;
-			}
-			wait = (int) (until - now);
-		}
-		struct pollfd p = {c->fd, POLLOUT, 0};
-		if (poll(&p, 1, wait) < 0 && errno != EINTR) {
-			return false;
-		}
-	}
-	return true;
-}
 
-/* The read buffer holds room for one more read, up to the head limit plus the body limit. */
-static bool grow_in(direct_conn *c)
-{
-	if (c->in_cap - c->in_len >= READ_SIZE / 2) {
-		return true;
-	}
-	size_t limit = D.limits.http.max_head + (D.limits.http.max_body ? D.limits.http.max_body : (64 << 20)) + READ_SIZE;
-	if (c->in_cap >= limit) {
-		return false;
-	}
-	c->in_cap = MIN(c->in_cap * 2, limit);
-	c->in = erealloc(c->in, c->in_cap);
-	return true;
-}
 
-/* A refusal: its status and the close, as the front answers what it cannot read. */
-static void refuse(direct_conn *c, int status, const char *why)
-{
-	c->close_after = true;
-	c->head_request = false;
-	ferry_direct_fail(c, status, why ? why : "bad request");
-	c->in_len = 0;
-}
 
-typedef enum { STEP_MORE, STEP_DONE, STEP_PHP, STEP_THROWN } step;
 
-/*
- * The client shut its side before its request was whole: a 400, as the front answers a
- * request cut short, unless all it left were the empty lines a request may follow.
- */
-static step cut_short(direct_conn *c)
-{
-	bool blank = true;
-	for (size_t i = 0; i < c->in_len && blank; i++) {
-		blank = c->in[i] == '\r' || c->in[i] == '\n';
-	}
-	if (blank) {
-		c->close_after = true;
-		c->in_len = 0;
-		return STEP_DONE;
-	}
-	refuse(c, 400, "the request was cut short");
-	return STEP_DONE;
-}
 
-static void consume(direct_conn *c, size_t n)
-{
-	memmove(c->in, c->in + n, c->in_len - n);
-	c->in_len -= n;
-	c->continued = false;
-	c->started = c->in_len > 0;
-	chunked_reset(c);
-	c->raw_pos = c->body_len = 0;
-}
 
 
 /*
@@ -502,7 +202,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 	} else if (outcome == JOB_THROWN) {
 		s = STEP_THROWN;
 	} else {
-		remove_spooled(c);
+		direct_remove_spooled(c);
 	}
 	zval_ptr_dtor(&cookies);
 	if (host != small) {
@@ -529,20 +229,20 @@ static step process(ferry_loop *L, direct_conn *c)
 		ferry_http_status st = ferry_http_parse_head(c->in, c->in_len, &D.limits.http, &r, &head_len);
 		if (st == FERRY_HTTP_NEED_MORE) {
 			if (c->eof) {
-				return cut_short(c);
+				return direct_cut_short(c);
 			}
-			if (!grow_in(c)) {
-				refuse(c, 431, "request header fields too large");
+			if (!direct_grow_in(c)) {
+				direct_refuse(c, 431, "request header fields too large");
 				return STEP_DONE;
 			}
 			if (!c->started) {
 				c->started = true;
-				set_deadline(c, D.limits.read_header_ms);
+				direct_set_deadline(c, D.limits.read_header_ms);
 			}
 			return STEP_MORE;
 		}
 		if (st != FERRY_HTTP_OK) {
-			refuse(c, (int) st, r.error);
+			direct_refuse(c, (int) st, r.error);
 			return STEP_DONE;
 		}
 		size_t end; /* where this request's bytes end */
@@ -579,7 +279,7 @@ static step process(ferry_loop *L, direct_conn *c)
 					c->in_len = 0;
 					return STEP_DONE;
 				}
-				refuse(c, (int) st, "malformed chunked body");
+				direct_refuse(c, (int) st, "malformed chunked body");
 				return STEP_DONE;
 			}
 			if (st == FERRY_HTTP_NEED_MORE) {
@@ -597,7 +297,7 @@ static step process(ferry_loop *L, direct_conn *c)
 		}
 		if (asterisk) {
 			zend_string_release(body);
-			consume(c, end);
+			direct_consume(c, end);
 			c->head_request = false;
 			c->close_after = c->close_after || !r.keep_alive || D.draining;
 			ferry_direct_empty(c, 200);
@@ -605,7 +305,7 @@ static step process(ferry_loop *L, direct_conn *c)
 		}
 		step s = run_job(L, c, &r, body);
 		zend_string_release(body);
-		consume(c, end);
+		direct_consume(c, end);
 		if (s != STEP_DONE) {
 			return s;
 		}
@@ -616,90 +316,22 @@ static step process(ferry_loop *L, direct_conn *c)
 		continue;
 wait_body:
 		if (c->eof) {
-			return cut_short(c);
+			return direct_cut_short(c);
 		}
-		if (r.expect_continue && !c->continued && !out_pending(c)) {
+		if (r.expect_continue && !c->continued && !direct_out_pending(c)) {
 			c->continued = true;
 			smart_str_appendl(&c->out, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 		}
 		if (!c->started || c->deadline == 0) {
 			c->started = true;
 		}
-		set_deadline(c, D.limits.read_ms);
+		direct_set_deadline(c, D.limits.read_ms);
 		return STEP_MORE;
 	}
 	return c->in_len > 0 ? STEP_DONE : STEP_MORE;
 }
 
-/* After serving: write, then read on or close. False when c was closed. */
-static bool settle(direct_conn *c)
-{
-	if (!flush_some(c)) {
-		conn_close(c);
-		return false;
-	}
-	if (out_pending(c)) {
-		c->phase = CONN_WRITING;
-		conn_events(c, EPOLLOUT | EPOLLRDHUP);
-		set_deadline(c, D.limits.write_ms);
-		return true;
-	}
-	if (c->eof && (c->in_len == 0 || c->close_after)) {
-		conn_close(c); /* everything it sent is answered, and it reads no more: nothing to linger for */
-		return false;
-	}
-	if (c->close_after) {
-		if (c->phase != CONN_LINGER) {
-			shutdown(c->fd, SHUT_WR);
-			c->phase = CONN_LINGER;
-			c->in_len = 0;
-			conn_events(c, EPOLLIN | EPOLLRDHUP);
-			set_deadline(c, LINGER_MS);
-		}
-		return true;
-	}
-	if (c->phase == CONN_WRITING) {
-		c->phase = CONN_READING;
-		conn_events(c, c->eof ? EPOLLOUT : EPOLLIN | EPOLLRDHUP);
-	}
-	if (c->in_len == 0) {
-		c->started = false;
-		set_deadline(c, D.limits.idle_ms ? D.limits.idle_ms : D.limits.read_ms);
-	}
-	return true;
-}
 
-/* Reads what the socket holds; false when c was closed (the client left, or sent too much). */
-static bool read_some(direct_conn *c)
-{
-	for (;;) {
-		if (!grow_in(c)) {
-			return true; /* full: process() judges what it holds (a head too large is its 431) */
-		}
-		ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
-		if (n > 0) {
-			c->in_len += (size_t) n;
-			if ((size_t) n < READ_SIZE / 2) {
-				return true;
-			}
-			continue;
-		}
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			return true;
-		}
-		if (n == 0 && (c->in_len > 0 || out_pending(c))) {
-			/* shut for writing (half-closed): the requests it sent are still answered */
-			c->eof = true;
-			conn_events(c, EPOLLOUT);
-			return true;
-		}
-		conn_close(c); /* closed, or reset */
-		return false;
-	}
-}
 
 /*
  * Serves the requests c holds and writes their answers for as long as the client takes
@@ -713,7 +345,7 @@ static step serve_conn(ferry_loop *L, direct_conn *c)
 		if (s == STEP_PHP || s == STEP_THROWN) {
 			return s;
 		}
-		if (!settle(c)) {
+		if (!direct_settle(c)) {
 			return STEP_DONE;
 		}
 		if (s == STEP_MORE || c->phase != CONN_READING || c->in_len == 0) {
@@ -723,50 +355,7 @@ static step serve_conn(ferry_loop *L, direct_conn *c)
 	}
 }
 
-/* A lingering connection's input, dropped; closed at its end (or on an error). */
-static void linger(direct_conn *c)
-{
-	char sink[16384];
-	for (;;) {
-		ssize_t n = recv(c->fd, sink, sizeof(sink), 0);
-		if (n > 0) {
-			continue;
-		}
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			return;
-		}
-		conn_close(c);
-		return;
-	}
-}
 
-static void expire(void)
-{
-	uint64_t now = ferry_direct_now();
-	if (D.next_deadline == 0 || now < D.next_deadline) {
-		return;
-	}
-	D.next_deadline = 0;
-	for (direct_conn *c = D.conns, *next; c; c = next) {
-		next = c->next;
-		if (c->deadline && c->deadline <= now) {
-			if (c->phase == CONN_READING && c->started && !c->close_after) {
-				/* too slow to send its request: 408, as the front answers it, then the linger */
-				refuse(c, 408, "request timeout");
-				settle(c);
-				continue;
-			}
-			conn_close(c);
-			continue;
-		}
-		if (c->deadline && (D.next_deadline == 0 || c->deadline < D.next_deadline)) {
-			D.next_deadline = c->deadline;
-		}
-	}
-}
 
 #define LIMIT_IN(ht, key) ({ zval *z_ = zend_hash_str_find(ht, key, sizeof(key) - 1); \
 	z_ && Z_TYPE_P(z_) == IS_LONG && Z_LVAL_P(z_) > 0 ? (uint64_t) Z_LVAL_P(z_) : 0; })
@@ -871,7 +460,7 @@ static bool setup(zend_long lfd, int relay, HashTable *limits)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tag_relay};
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ferry_direct_tag_relay};
 	epoll_ctl(D.epfd, EPOLL_CTL_ADD, relay, &ev);
 	D.ready = true;
 	return true;
@@ -922,8 +511,8 @@ ZEND_FUNCTION(ferry_direct_serve)
 		D.draining = true;
 		epoll_ctl(D.epfd, EPOLL_CTL_DEL, D.relay, NULL);
 		if (D.lfd >= 0) {
-			accept_some(SIZE_MAX);
-			watch_listener(false);
+			direct_accept_some(SIZE_MAX);
+			direct_watch_listener(false);
 			D.lfd = -1;
 		}
 	}
@@ -931,7 +520,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 		/* Again at every call: a job handed to PHP leaves the sweep before its end. */
 		for (direct_conn *c = D.conns, *next; c; c = next) {
 			next = c->next;
-			if (c->phase == CONN_LINGER || c == ferry_direct_current || out_pending(c) || !read_some(c)) {
+			if (c->phase == CONN_LINGER || c == ferry_direct_current || direct_out_pending(c) || !direct_read_some(c)) {
 				continue; /* settled once its answer is out; or gone */
 			}
 			if (c->in_len == 0 && !c->started && !c->graced) {
@@ -942,13 +531,13 @@ ZEND_FUNCTION(ferry_direct_serve)
 				 * one is closed when the grace ends.
 				 */
 				c->graced = true;
-				set_deadline(c, MIN(D.limits.idle_ms ? D.limits.idle_ms : DRAIN_GRACE_MS, DRAIN_GRACE_MS));
+				direct_set_deadline(c, MIN(D.limits.idle_ms ? D.limits.idle_ms : DRAIN_GRACE_MS, DRAIN_GRACE_MS));
 			} else if ((s = serve_conn(&L, c)) == STEP_PHP || s == STEP_THROWN) {
 				goto stepped;
 			}
 		}
 	} else if (D.lfd >= 0 && (!D.limits.max_connections || D.count < D.limits.max_connections)) {
-		watch_listener(true);
+		direct_watch_listener(true);
 	}
 	/* The connection PHP just finished a job for goes on where it stopped. */
 	if (D.stats) {
@@ -958,7 +547,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 	direct_conn *resumed = ferry_direct_current;
 	ferry_direct_current = NULL;
 	if (resumed) {
-		remove_spooled(resumed); /* PHP has answered the request that held them */
+		direct_remove_spooled(resumed); /* PHP has answered the request that held them */
 		if (resumed->stream != STREAM_NONE) {
 			resumed->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
 			resumed->close_after = true;
@@ -978,7 +567,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 			result = DIRECT_SERVED;
 			break;
 		}
-		expire();
+		direct_expire();
 		int timeout = -1;
 		if (D.next_deadline) {
 			uint64_t now = ferry_direct_now();
@@ -995,29 +584,29 @@ ZEND_FUNCTION(ferry_direct_serve)
 		bool relay_ready = false;
 		for (int i = 0; i < n; i++) {
 			void *tag = events[i].data.ptr;
-			if (tag == &tag_relay) {
+			if (tag == &ferry_direct_tag_relay) {
 				relay_ready = true;
 				continue;
 			}
-			if (tag == &tag_listen) {
-				accept_some(1);
+			if (tag == &ferry_direct_tag_listen) {
+				direct_accept_some(1);
 				continue;
 			}
 			direct_conn *c = tag;
 			if (events[i].events & (EPOLLERR | EPOLLHUP)) {
-				conn_close(c);
+				direct_conn_close(c);
 				continue;
 			}
 			if (c->phase == CONN_LINGER) {
-				linger(c);
+				direct_linger(c);
 				continue;
 			}
 			if (c->phase == CONN_WRITING) {
-				if (!settle(c) || c->phase == CONN_WRITING || c->phase == CONN_LINGER) {
+				if (!direct_settle(c) || c->phase == CONN_WRITING || c->phase == CONN_LINGER) {
 					continue; /* closed, or the client still has not taken everything */
 				}
 				/* the answers are out: the requests pipelined behind them are served now */
-			} else if (!read_some(c)) {
+			} else if (!direct_read_some(c)) {
 				continue;
 			}
 			s = serve_conn(&L, c);
@@ -1025,8 +614,8 @@ ZEND_FUNCTION(ferry_direct_serve)
 				/* the other events of this batch are seen again: epoll is level-triggered */
 				goto stepped;
 			}
-			if (s == STEP_MORE && (events[i].events & EPOLLRDHUP) && c->in_len == 0 && !out_pending(c)) {
-				conn_close(c); /* the client closed its side between requests */
+			if (s == STEP_MORE && (events[i].events & EPOLLRDHUP) && c->in_len == 0 && !direct_out_pending(c)) {
+				direct_conn_close(c); /* the client closed its side between requests */
 			}
 		}
 		if (relay_ready) {

@@ -4,6 +4,9 @@
  * Date, Content-Type, Content-Length, the other fields in order, Connection: close last),
  * with the front's one check on every field (internal/protocol.CheckHeader): a name that is
  * not a token, or a value holding CR, LF or NUL, makes the answer a 502.
+ *
+ * Past 400 lines: the head's fields (checked, and placed where the front places them) and
+ * the body's framing (a length, chunked parts, close-delimited, a file) are one writer.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -19,174 +22,7 @@
 #include "php.h"
 #include "ext/standard/base64.h"
 #include "zend_smart_str.h"
-#include "ferry_direct.h"
-
-/* ---- a reader for the JSON json_encode() gives a context: objects, arrays, strings, integers ---- */
-
-typedef struct {
-	const char *p, *end;
-} json;
-
-static void ws(json *j)
-{
-	while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t')) {
-		j->p++;
-	}
-}
-
-static bool lit(json *j, char c)
-{
-	ws(j);
-	if (j->p < j->end && *j->p == c) {
-		j->p++;
-		return true;
-	}
-	return false;
-}
-
-static int hex(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-static bool hex4(json *j, unsigned *u)
-{
-	if (j->end - j->p < 4) {
-		return false;
-	}
-	*u = 0;
-	for (int i = 0; i < 4; i++) {
-		int h = hex(j->p[i]);
-		if (h < 0) {
-			return false;
-		}
-		*u = *u << 4 | (unsigned) h;
-	}
-	j->p += 4;
-	return true;
-}
-
-static void utf8(smart_str *s, unsigned cp)
-{
-	if (cp < 0x80) {
-		smart_str_appendc(s, (char) cp);
-	} else if (cp < 0x800) {
-		smart_str_appendc(s, (char) (0xC0 | cp >> 6));
-		smart_str_appendc(s, (char) (0x80 | (cp & 0x3F)));
-	} else if (cp < 0x10000) {
-		smart_str_appendc(s, (char) (0xE0 | cp >> 12));
-		smart_str_appendc(s, (char) (0x80 | (cp >> 6 & 0x3F)));
-		smart_str_appendc(s, (char) (0x80 | (cp & 0x3F)));
-	} else {
-		smart_str_appendc(s, (char) (0xF0 | cp >> 18));
-		smart_str_appendc(s, (char) (0x80 | (cp >> 12 & 0x3F)));
-		smart_str_appendc(s, (char) (0x80 | (cp >> 6 & 0x3F)));
-		smart_str_appendc(s, (char) (0x80 | (cp & 0x3F)));
-	}
-}
-
-/* A string, decoded into s (which is reset first). */
-static bool str(json *j, smart_str *s)
-{
-	if (!lit(j, '"')) {
-		return false;
-	}
-	if (s->s) {
-		ZSTR_LEN(s->s) = 0;
-	}
-	for (;;) {
-		const char *start = j->p;
-		while (j->p < j->end && *j->p != '"' && *j->p != '\\') {
-			j->p++;
-		}
-		smart_str_appendl(s, start, (size_t) (j->p - start));
-		if (j->p >= j->end) {
-			return false;
-		}
-		if (*j->p++ == '"') {
-			smart_str_0(s);
-			return true;
-		}
-		if (j->p >= j->end) {
-			return false;
-		}
-		char e = *j->p++;
-		unsigned u, lo;
-		switch (e) {
-			case '"': case '\\': case '/': smart_str_appendc(s, e); break;
-			case 'b': smart_str_appendc(s, '\b'); break;
-			case 'f': smart_str_appendc(s, '\f'); break;
-			case 'n': smart_str_appendc(s, '\n'); break;
-			case 'r': smart_str_appendc(s, '\r'); break;
-			case 't': smart_str_appendc(s, '\t'); break;
-			case 'u':
-				if (!hex4(j, &u)) {
-					return false;
-				}
-				if (u >= 0xD800 && u < 0xDC00 && j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u') {
-					j->p += 2;
-					if (!hex4(j, &lo) || lo < 0xDC00 || lo >= 0xE000) {
-						return false;
-					}
-					u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-				}
-				utf8(s, u);
-				break;
-			default:
-				return false;
-		}
-	}
-}
-
-static bool integer(json *j, zend_long *v)
-{
-	ws(j);
-	const char *start = j->p;
-	zend_long n = 0;
-	while (j->p < j->end && *j->p >= '0' && *j->p <= '9' && j->p - start < 18) {
-		n = n * 10 + (*j->p++ - '0');
-	}
-	*v = n;
-	return j->p > start;
-}
-
-/* Skips any value (an unknown key's). */
-static bool skip(json *j, int depth)
-{
-	smart_str tmp = {0};
-	bool ok = false;
-	ws(j);
-	if (j->p >= j->end || depth > 8) {
-		return false;
-	}
-	if (*j->p == '"') {
-		ok = str(j, &tmp);
-	} else if (*j->p == '{' || *j->p == '[') {
-		char close = *j->p == '{' ? '}' : ']';
-		j->p++;
-		ok = true;
-		if (!lit(j, close)) {
-			do {
-				if (close == '}' && (!str(j, &tmp) || !lit(j, ':'))) {
-					ok = false;
-					break;
-				}
-				if (!skip(j, depth + 1)) {
-					ok = false;
-					break;
-				}
-			} while (lit(j, ','));
-			ok = ok && lit(j, close);
-		}
-	} else {
-		while (j->p < j->end && strchr("-+.eE0123456789truefalsn", *j->p)) {
-			j->p++;
-		}
-		ok = true;
-	}
-	smart_str_free(&tmp);
-	return ok;
-}
+#include "ferry_direct_int.h"
 
 /* ---- the head ---- */
 
@@ -327,20 +163,20 @@ static bool add_field(answer_head *h, const smart_str *name, const char *value, 
 }
 
 /* "headers" or "raw_headers" (base64 values): {"Name":["v",...],...} */
-static bool read_fields(json *j, answer_head *h, bool raw)
+static bool read_fields(ferry_json *j, answer_head *h, bool raw)
 {
 	smart_str name = {0}, value = {0};
-	bool ok = lit(j, '{');
-	if (ok && !lit(j, '}')) {
+	bool ok = ferry_json_lit(j, '{');
+	if (ok && !ferry_json_lit(j, '}')) {
 		do {
-			if (!(ok = str(j, &name) && lit(j, ':') && lit(j, '['))) {
+			if (!(ok = ferry_json_str(j, &name) && ferry_json_lit(j, ':') && ferry_json_lit(j, '['))) {
 				break;
 			}
-			if (lit(j, ']')) {
+			if (ferry_json_lit(j, ']')) {
 				continue;
 			}
 			do {
-				if (!(ok = str(j, &value))) {
+				if (!(ok = ferry_json_str(j, &value))) {
 					break;
 				}
 				const char *v = value.s ? ZSTR_VAL(value.s) : "";
@@ -354,57 +190,42 @@ static bool read_fields(json *j, answer_head *h, bool raw)
 				} else {
 					ok = add_field(h, &name, v, len);
 				}
-			} while (ok && lit(j, ','));
-			ok = ok && lit(j, ']');
-		} while (ok && lit(j, ','));
-		ok = ok && lit(j, '}');
+			} while (ok && ferry_json_lit(j, ','));
+			ok = ok && ferry_json_lit(j, ']');
+		} while (ok && ferry_json_lit(j, ','));
+		ok = ok && ferry_json_lit(j, '}');
 	}
 	smart_str_free(&name);
 	smart_str_free(&value);
 	return ok;
 }
 
-static bool boolean(json *j, bool *v)
-{
-	ws(j);
-	if (j->end - j->p >= 4 && memcmp(j->p, "true", 4) == 0) {
-		j->p += 4;
-		*v = true;
-		return true;
-	}
-	if (j->end - j->p >= 5 && memcmp(j->p, "false", 5) == 0) {
-		j->p += 5;
-		*v = false;
-		return true;
-	}
-	return false;
-}
 
 /* "file":{"path":"/abs","offset":0,"length":26,"delete":false} (docs/protocol.md) */
-static bool read_file(json *j, answer_head *h)
+static bool read_file(ferry_json *j, answer_head *h)
 {
 	smart_str key = {0};
 	h->file = true;
 	h->file_length = -1;
-	bool ok = lit(j, '{');
-	if (ok && !lit(j, '}')) {
+	bool ok = ferry_json_lit(j, '{');
+	if (ok && !ferry_json_lit(j, '}')) {
 		do {
-			if (!(ok = str(j, &key) && lit(j, ':'))) {
+			if (!(ok = ferry_json_str(j, &key) && ferry_json_lit(j, ':'))) {
 				break;
 			}
 			if (name_is(&key, "path", 4)) {
-				ok = str(j, &h->file_path);
+				ok = ferry_json_str(j, &h->file_path);
 			} else if (name_is(&key, "offset", 6)) {
-				ok = integer(j, &h->file_offset);
+				ok = ferry_json_integer(j, &h->file_offset);
 			} else if (name_is(&key, "length", 6)) {
-				ok = integer(j, &h->file_length);
+				ok = ferry_json_integer(j, &h->file_length);
 			} else if (name_is(&key, "delete", 6)) {
-				ok = boolean(j, &h->file_delete);
+				ok = ferry_json_boolean(j, &h->file_delete);
 			} else {
-				ok = skip(j, 0);
+				ok = ferry_json_skip(j, 0);
 			}
-		} while (ok && lit(j, ','));
-		ok = ok && lit(j, '}');
+		} while (ok && ferry_json_lit(j, ','));
+		ok = ok && ferry_json_lit(j, '}');
 	}
 	smart_str_free(&key);
 	return ok && h->file_path.s != NULL;
@@ -412,31 +233,31 @@ static bool read_file(json *j, answer_head *h)
 
 static bool read_head(const char *context, size_t len, answer_head *h)
 {
-	json j = {context, context + len};
+	ferry_json j = {context, context + len};
 	smart_str key = {0};
-	bool ok = lit(&j, '{');
-	if (ok && !lit(&j, '}')) {
+	bool ok = ferry_json_lit(&j, '{');
+	if (ok && !ferry_json_lit(&j, '}')) {
 		do {
-			if (!(ok = str(&j, &key) && lit(&j, ':'))) {
+			if (!(ok = ferry_json_str(&j, &key) && ferry_json_lit(&j, ':'))) {
 				break;
 			}
 			if (name_is(&key, "status", 6)) {
-				ok = integer(&j, &h->status);
+				ok = ferry_json_integer(&j, &h->status);
 			} else if (name_is(&key, "headers", 7)) {
 				ok = read_fields(&j, h, false);
 			} else if (name_is(&key, "raw_headers", 11)) {
 				ok = read_fields(&j, h, true);
 			} else if (name_is(&key, "reason", 6)) {
-				ok = str(&j, &h->reason) && (!h->reason.s || valid_value(ZSTR_VAL(h->reason.s), ZSTR_LEN(h->reason.s)));
+				ok = ferry_json_str(&j, &h->reason) && (!h->reason.s || valid_value(ZSTR_VAL(h->reason.s), ZSTR_LEN(h->reason.s)));
 			} else if (name_is(&key, "file", 4)) {
 				ok = read_file(&j, h);
 			} else {
-				ok = skip(&j, 0);
+				ok = ferry_json_skip(&j, 0);
 			}
-		} while (ok && lit(&j, ','));
-		ok = ok && lit(&j, '}');
+		} while (ok && ferry_json_lit(&j, ','));
+		ok = ok && ferry_json_lit(&j, '}');
 	}
-	ws(&j);
+	ferry_json_ws(&j);
 	smart_str_free(&key);
 	return ok && j.p == j.end && h->status >= 100 && h->status <= 999;
 }
@@ -655,4 +476,40 @@ bool ferry_direct_answer(direct_conn *c, const char *context, size_t context_len
 	}
 	head_free(&h);
 	return true;
+}
+
+/*
+ * Ferry\Ext\direct_answer_bytes(string $context, string $body, bool $head = false,
+ * bool $http10 = false): ?string, for tests: the bytes a direct-mode client gets for an
+ * answer frame's context and body (its Date field as the server writes it), null for a
+ * context the front would refuse with a 502.
+ */
+ZEND_FUNCTION(ferry_direct_answer_bytes)
+{
+	zend_string *context, *body;
+	bool head = false, http10 = false;
+
+	ZEND_PARSE_PARAMETERS_START(2, 4)
+		Z_PARAM_STR(context)
+		Z_PARAM_STR(body)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_BOOL(head)
+		Z_PARAM_BOOL(http10)
+	ZEND_PARSE_PARAMETERS_END();
+
+	direct_conn c = {0};
+	c.fd = -1;
+	c.file_fd = -1;
+	c.head_request = head;
+	c.http10 = http10;
+	bool ok = ferry_direct_answer(&c, ZSTR_VAL(context), ZSTR_LEN(context), ZSTR_VAL(body), ZSTR_LEN(body), false, false);
+	if (c.file_fd >= 0) {
+		close(c.file_fd);
+	}
+	if (!ok) {
+		smart_str_free(&c.out);
+		RETURN_NULL();
+	}
+	smart_str_0(&c.out);
+	RETURN_STR(c.out.s ? c.out.s : ZSTR_EMPTY_ALLOC());
 }
