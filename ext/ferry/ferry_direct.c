@@ -492,6 +492,14 @@ ZEND_FUNCTION(ferry_direct_serve)
 	}
 	L.out = -1;
 	int relay = ferry_stream_fd(in);
+	if (relay == -2 && drain) {
+		/* A draining worker has nothing more to read from the relay, whatever PHP holds of it:
+		 * returning for it would leave the clients waiting while PHP asks again and again. */
+		if (!D.ready) {
+			RETURN_LONG(DIRECT_DRAINED); /* stopped before it ever served: no connection to finish */
+		}
+		relay = D.relay;
+	}
 	if (relay < 0) {
 		if (relay == -2) {
 			RETURN_LONG(DIRECT_RELAY); /* PHP holds bytes of the relay already */

@@ -91,13 +91,17 @@ $worker->run(static function (Request $r) use (&$counter): Response {
         case '/spool':
             $n = (int)($r->query()['kib'] ?? 0);
             $hang = (int)($r->query()['hang_ms'] ?? 0); // then outlive exec_ttl, the spool file written
-            return Response::fromOutput(static function () use ($n, $hang): void {
+            // X-Peak: the memory this request's output took at most. The peak is reset first: a
+            // forked worker starts with its zygote's, which depends on when it was forked.
+            memory_reset_peak_usage();
+            $response = Response::fromOutput(static function () use ($n, $hang): void {
                 for ($i = 0; $i < $n; $i++) {
                     echo str_pad((string)$i, 1023, '.'), "\n";
                 }
                 ob_flush();
                 usleep($hang * 1000);
-            }, 200, ['Content-Type' => 'text/plain', 'X-Peak' => (string)memory_get_peak_usage()]);
+            }, 200, ['Content-Type' => 'text/plain']);
+            return $response->header('X-Peak', (string)memory_get_peak_usage());
     }
     return Response::text('not found', 404);
 });
