@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 from quickrun import QuickRun
 
-SYSTEMS = ["ferry", "ferry-p1", "fpm", "fpm-preload", "php-s", "go", "go-nethttp"]
+SYSTEMS = ["ferry", "ferry-direct", "ferry-p1", "fpm", "fpm-preload", "php-s", "go", "go-nethttp"]
 
 
 class QuickHelloTest(QuickRun, unittest.TestCase):

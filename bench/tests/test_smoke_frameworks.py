@@ -11,8 +11,8 @@ import xml.etree.ElementTree as ET
 
 from quickrun import QuickRun
 
-SYSTEMS = ["ferry", "fpm", "fpm-preload"]
-RATIOS = ["Ferry / nginx+php-fpm", "Ferry / nginx+php-fpm+preload", "php-fpm+preload / php-fpm"]
+SYSTEMS = ["ferry", "ferry-direct", "fpm", "fpm-preload"]
+RATIOS = ["Ferry / nginx+php-fpm", "Ferry direct / Ferry", "Ferry / nginx+php-fpm+preload", "php-fpm+preload / php-fpm"]
 
 
 class FrameworkQuickRun(QuickRun):

@@ -24,7 +24,7 @@ ROOT = os.path.dirname(BENCH)
 TRIXIE = php84.trixie_root(ROOT)
 HAVE_ROOT = os.path.isfile(os.path.join(TRIXIE, ".ferry-stamp"))
 PHP84_SYSTEMS = ["ferry-jit", "ferry-php84", "ferry-php84-jit"]
-DEFAULT_SYSTEMS = ["ferry", "ferry-p1", "fpm", "fpm-preload", "php-s", "go", "go-nethttp"]
+DEFAULT_SYSTEMS = ["ferry", "ferry-direct", "ferry-p1", "fpm", "fpm-preload", "php-s", "go", "go-nethttp"]
 
 
 class Php84WithoutRootTest(unittest.TestCase):
