@@ -2,6 +2,8 @@
 direct mode: an answer's context and body as the HTTP/1.1 bytes the front writes, and every mutated context either refused or a well-formed head
 --EXTENSIONS--
 ferry
+--INI--
+pcre.jit=0
 --FILE--
 <?php
 require require __DIR__ . '/sdk.inc';
