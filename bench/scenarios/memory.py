@@ -2,6 +2,8 @@
 with pool.boot: fork and exec next to nginx + php-fpm, on hello, the framework-like app,
 Laravel and Symfony; and their req/s under the same short load."""
 
+import time
+
 from lib import apps, httpbench, report, smaps, wrk
 from lib.proc import StartError
 
@@ -23,6 +25,15 @@ def systems(ctx, app, workers):
                              pool={"refork_after": REFORK_AFTER})]
 
 
+def settle(s, workers, seconds=10.0):
+    """Waits until s runs `workers` workers again: with refork_after the load may end while
+    the workers are being replaced from the new mold, one retiring as its successor starts,
+    and a reading then would count a worker too few or too many."""
+    deadline = time.monotonic() + seconds
+    while len(s.worker_pids()) != workers and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def alone(ctx, app, s):
     """Starts s with nothing else of this scenario running, loads it for --duration seconds
     and reads its process tree. Alone, because PSS splits a page between every process
@@ -40,6 +51,7 @@ def alone(ctx, app, s):
         dead = s.health()
         if dead:
             raise StartError(dead)
+        settle(s, before["workers"])
         return {"memory": smaps.measure(s), "before_load": before, "rps": res["rps"], "requests": res["requests"]}
     finally:
         s.stop()
