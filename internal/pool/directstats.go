@@ -89,23 +89,25 @@ func (s *directStats) close() {
 // directGone keeps what an exited direct-mode worker served in the pool's
 // totals, and lets go of its page.
 func (p *Pool) directGone(w *Worker) {
-	if w.stats == nil {
+	st := w.stats.Load()
+	if st == nil {
 		return
 	}
 	// Both under the pool's lock, which Stats holds: a scrape never counts them twice, nor not at all.
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.history.directRequests += w.stats.word(statRequests)
-	w.stats.close()
+	p.history.directRequests += st.word(statRequests)
+	st.close()
 }
 
 // enforceDirect kills w when the request it serves itself has run for ttl,
 // as enforce does for a job the pool sent it.
 func (w *Worker) enforceDirect(now time.Time, ttl time.Duration) {
-	if w.stats == nil {
+	st := w.stats.Load()
+	if st == nil {
 		return
 	}
-	since := w.stats.busySince()
+	since := st.busySince()
 	if since.IsZero() || now.Sub(since) < ttl {
 		return
 	}

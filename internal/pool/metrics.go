@@ -131,8 +131,9 @@ func (p *Pool) Stats() Stats {
 		s.Jobs += w.done.Load()
 		s.Writes += w.writes.Load()
 		s.InFlight += w.load
-		s.DirectRequests += w.stats.word(statRequests)
-		s.DirectConnections += w.stats.word(statConnections)
+		st := w.stats.Load()
+		s.DirectRequests += st.word(statRequests)
+		s.DirectConnections += st.word(statConnections)
 	}
 	return s
 }

@@ -166,7 +166,7 @@ func (p *Pool) boot(w *Worker) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
-		w.stats.close()
+		w.stats.Load().close()
 		w.spool.gone()
 		p.setState(w, Errored)
 		p.removeLocked(w)

@@ -79,8 +79,10 @@ type Worker struct {
 	created time.Time
 	out     *phplog.Writer
 	exited  chan struct{}
-	spool   *spool       // nil without Options.SpoolDir
-	stats   *directStats // what it serves itself in direct mode (directstats.go); nil otherwise
+	spool   *spool // nil without Options.SpoolDir
+	// What it serves itself in direct mode (directstats.go); nil otherwise. Set
+	// by its boot while scrapes and the watchdog may already read it.
+	stats atomic.Pointer[directStats]
 
 	state      State
 	load       int
@@ -180,7 +182,7 @@ func (w *Worker) boot() error {
 			if err != nil {
 				return fmt.Errorf("worker stats page: %w", err)
 			}
-			w.stats = st
+			w.stats.Store(st)
 			env[DirectStatsEnv] = path
 			w.cmd.Env = append(w.cmd.Env, DirectStatsEnv+"="+path)
 		}

@@ -7,7 +7,7 @@
 // "seen" answers the jobs this process has received so far, one per line (clipped);
 // "spool", "spoolexit", "spooldie": a file in FERRY_SPOOL_DIR (see the case);
 // "hold:<file>" answers once <file> exists, "holddie:<file>" exits then: tests open the gate when ready.
-// SPAWN_LOG=<file> appends a line per process started; EXIT_AFTER_HANDSHAKE=<file> exits once ready if <file> exists.
+// FERRY_DIRECT_FD set (direct mode): the handshake says "direct":true. SPAWN_LOG=<file> appends a line per process started; EXIT_AFTER_HANDSHAKE=<file> exits once ready if <file> exists.
 // HOLD_BOOT=<file>: the first process to find <file> renames it to <file>.held and waits for the test to remove that before its handshake.
 declare(strict_types=1);
 
@@ -52,6 +52,7 @@ while (true) {
         if (isset($msg['stop'])) { exit(0); }
         $hello = ['pid' => getmypid()];
         if ($token !== false && $token !== '') { $hello['token'] = $token; }
+        if (getenv('FERRY_DIRECT_FD') !== false) { $hello['direct'] = true; }
         fwrite($out, frame(0x09, [], json_encode($hello)));
         if (($f = getenv('EXIT_AFTER_HANDSHAKE')) && file_exists($f)) { exit(0); }
         continue;
