@@ -38,7 +38,7 @@ test-go:
 # server.mode: direct (the workers serve HTTP themselves, docs/direct.md): one list, one
 # set of tests, two modes. What front mode alone does (h2c, static files, RoadRunner
 # workers, pure-PHP workers) is not in it, and subtests of it skip (frontOnly).
-DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestReloadDuringRequestsLosesNone \
+DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExecTTL TestReloadDuringRequestsLosesNone \
   TestWorkersRunWithOpcacheAndPreload TestFileAnswers TestSpooledOutput TestSIGTERMDrainsQueuedRequests \
   TestSIGTERMWithIdleKeepAliveClient TestSIGHUPReloadsThroughTheBinary TestReadHeaderAndIdleTimeouts \
   TestIdleTimeoutZeroUsesReadTimeout TestMaxMemoryBoundsOneRequest TestMalformedRequestsNeverReachPHP \

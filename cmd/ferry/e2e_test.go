@@ -204,7 +204,6 @@ func TestHTTPErrors(t *testing.T) {
 	})
 
 	t.Run("504 at exec_ttl", func(t *testing.T) {
-		frontOnly(t, "in direct mode exec_ttl's kill closes the client's connection (docs/direct.md)")
 		resp, body := get(t, s.url+"/sleep?ms=5000")
 		expectStatus(t, resp, body, 504)
 	})
@@ -235,6 +234,16 @@ func waitLog(s *server, needle string) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return false
+}
+
+// exec_ttl answers 504 on the PHP path too (a PSR-7 app's request, which
+// php/worker finishes, where the C path hands it back in direct mode).
+func TestPSR7AppExecTTL(t *testing.T) {
+	s := startFerry(t, strings.Replace(appConfig("  exec_ttl: 1s\n"), "testdata/app.php", "testdata/psr7.php", 1))
+	resp, body := get(t, s.url+"/sleep?ms=5000")
+	expectStatus(t, resp, body, 504)
+	resp, body = get(t, s.url+"/sleep?ms=1")
+	expectStatus(t, resp, body, 202)
 }
 
 func TestPSR7App(t *testing.T) {

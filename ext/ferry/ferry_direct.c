@@ -158,6 +158,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		D.stats->busy_since = (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+		ferry_direct_ttl_arm(c, D.stats->busy_since);
 	}
 	size_t before = c->out.s ? ZSTR_LEN(c->out.s) : 0;
 	ferry_job_outcome outcome = ferry_loop_serve_job(L, id, ZSTR_VAL(ctx.s), ZSTR_LEN(ctx.s), body);
@@ -173,6 +174,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		ferry_direct_flush_blocking(c, D.limits.write_ms ? D.limits.write_ms : 1000);
 	}
 	if (D.stats && outcome != JOB_RESUME && outcome != JOB_DECLINED) {
+		ferry_direct_ttl_disarm();
 		D.stats->busy_since = 0;
 		D.stats->requests = (uint64_t) D.served;
 	}
@@ -453,6 +455,9 @@ static bool setup(zend_long lfd, int relay, HashTable *limits)
 	if (!read_limits(limits)) {
 		return false;
 	}
+	if (D.stats) {
+		ferry_direct_ttl_install();
+	}
 	/* This worker's share of server.max_connections may pass the soft limit on descriptors
 	 * it inherited (often 1024): up to the hard one, as the server does for itself. */
 	struct rlimit rl;
@@ -549,6 +554,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 	}
 	/* The connection PHP just finished a job for goes on where it stopped. */
 	if (D.stats) {
+		ferry_direct_ttl_disarm();
 		D.stats->busy_since = 0;
 		D.stats->requests = (uint64_t) D.served;
 	}

@@ -31,6 +31,7 @@ struct direct_stats {
 	uint64_t busy_since;  /* wall-clock ms when the running request started, 0 between requests (exec_ttl) */
 	uint64_t connections; /* connections open */
 	uint64_t accepted;    /* connections accepted */
+	uint64_t expire;      /* written by the server: the busy_since of the request it ends for exec_ttl */
 };
 
 typedef struct {
@@ -81,6 +82,12 @@ bool direct_settle(direct_conn *c);
 bool direct_read_some(direct_conn *c);
 void direct_linger(direct_conn *c);
 void direct_expire(void);
+
+/* ferry_direct_ttl.c: the 504 at exec_ttl, from the signal the server sends */
+void ferry_direct_ttl_install(void);
+/* c's request, started at since (ms), may be answered 504 until it writes anything */
+void ferry_direct_ttl_arm(direct_conn *c, uint64_t since);
+void ferry_direct_ttl_disarm(void);
 
 /* ferry_direct_json.c: a cursor over one JSON text */
 typedef struct {

@@ -61,7 +61,10 @@ func (p *process) watch() {
 }
 
 // kill sends SIGKILL while the process lives, to it only.
-func (p *process) kill() {
+func (p *process) kill() { p.signal(unix.SIGKILL) }
+
+// signal sends sig while the process lives, to it only.
+func (p *process) signal(sig syscall.Signal) {
 	select {
 	case <-p.done:
 		return
@@ -69,11 +72,11 @@ func (p *process) kill() {
 	}
 	if p.pidfd != nil {
 		if rc, err := p.pidfd.SyscallConn(); err == nil {
-			rc.Control(func(fd uintptr) { unix.PidfdSendSignal(int(fd), unix.SIGKILL, nil, 0) })
+			rc.Control(func(fd uintptr) { unix.PidfdSendSignal(int(fd), sig, nil, 0) })
 			return
 		}
 	}
-	syscall.Kill(p.pid, syscall.SIGKILL)
+	syscall.Kill(p.pid, sig)
 }
 
 // parent reads the process's parent pid; 0 when it is gone.
@@ -135,6 +138,9 @@ func (c *Child) Status() string { return c.status }
 
 // Kill sends SIGKILL, to this process only even if its pid was reused.
 func (c *Child) Kill() { c.p.kill() }
+
+// Signal sends sig, to this process only even if its pid was reused.
+func (c *Child) Signal(sig syscall.Signal) { c.p.signal(sig) }
 
 // rights packs fds for a unix socket message.
 func rights(fds []int) []byte {

@@ -14,16 +14,28 @@ import (
 // requests, and reads there what exec_ttl, the metrics and `ferry workers` need.
 const DirectStatsEnv = "FERRY_DIRECT_STATS"
 
-// The page's 64-bit words, each written by the worker alone (ext/ferry/ferry_direct.c).
+// The page's 64-bit words, each written by one side alone: the worker
+// (ext/ferry/ferry_direct.c) but statExpire, the server's.
 const (
 	statRequests    = iota // requests served
 	statBusySince          // wall-clock ms at which the running request started, 0 between requests
 	statConnections        // connections open
 	statAccepted           // connections accepted
+	statExpire             // the busySince of the request the server ends for exec_ttl (ferry_direct_ttl.c)
 	statWords
 )
 
-// directStats is the server's read-only mapping of one worker's page, a file
+// expireSignal asks a direct-mode worker to answer its running request 504 and
+// exit: the server cannot answer a client it never saw. Not one of the signals
+// PHP's own handling takes over (zend_signal) or an app is likely to use.
+const expireSignal = syscall.SIGXCPU
+
+// expireGrace is how long a worker told to end has before SIGKILL: its
+// handler writes one small answer and exits, unless the request's own code
+// holds the signal off (a handler of the app's, a blocked signal).
+const expireGrace = time.Second
+
+// directStats is the server's mapping of one worker's page, a file
 // in the system's temp directory (server.uploads.dir holds only what the
 // workers spool), removed once the worker has exited.
 type directStats struct {
@@ -42,7 +54,7 @@ func newDirectStats(dir string) (*directStats, string, error) {
 		os.Remove(f.Name())
 		return nil, "", err
 	}
-	mem, err := syscall.Mmap(int(f.Fd()), 0, statWords*8, syscall.PROT_READ, syscall.MAP_SHARED)
+	mem, err := syscall.Mmap(int(f.Fd()), 0, statWords*8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		os.Remove(f.Name())
 		return nil, "", err
@@ -62,6 +74,15 @@ func (s *directStats) word(i int) uint64 {
 	}
 	// Aligned by mmap; the worker stores whole words, so a load never sees half of one.
 	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&s.mem[i*8])))
+}
+
+// expire writes the busySince value of the request the server is ending.
+func (s *directStats) expire(ms uint64) {
+	s.mu.RLock() // the page's lifetime; the word itself is the server's alone
+	defer s.mu.RUnlock()
+	if s.mem != nil {
+		atomic.StoreUint64((*uint64)(unsafe.Pointer(&s.mem[statExpire*8])), ms)
+	}
 }
 
 // busySince is when the request the worker runs started; zero between requests.
@@ -117,7 +138,19 @@ func (w *Worker) enforceDirect(now time.Time, ttl time.Duration) {
 		return
 	}
 	w.expired = true
-	w.kill()
+	// Its handler answers the client 504, as the front does, if that request
+	// is still the one running and nothing of its answer has been written.
+	st.expire(uint64(since.UnixMilli()))
+	w.signal(expireSignal)
 	w.mu.Unlock()
 	w.pool.log.Warn("request exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", ttl)
+	go func() {
+		select {
+		case <-w.exited:
+		case <-time.After(expireGrace):
+			w.mu.Lock()
+			w.kill()
+			w.mu.Unlock()
+		}
+	}()
 }

@@ -337,6 +337,17 @@ func (w *Worker) kill() {
 	}
 }
 
+// signal sends sig to the worker's process.
+func (w *Worker) signal(sig syscall.Signal) {
+	if w.child != nil {
+		w.child.Signal(sig)
+		return
+	}
+	if w.cmd.Process != nil {
+		w.cmd.Process.Signal(sig)
+	}
+}
+
 // stop asks the worker to exit after it has no jobs; SIGKILL after destroy_timeout.
 func (w *Worker) stop() {
 	w.mu.Lock()

@@ -14,6 +14,9 @@ Psr7Worker::create()->run(static function (ServerRequestInterface $req) {
         $pipe = popen('head -c ' . $n . ' /dev/zero', 'r');
         return $f->createResponse(200)->withHeader('Content-Type', 'application/octet-stream')->withBody($f->createStreamFromResource($pipe));
     }
+    if ($req->getUri()->getPath() === '/sleep') {
+        usleep(1000 * (int)($req->getQueryParams()['ms'] ?? 0));
+    }
     $out = [
         'method' => $req->getMethod(),
         'path' => $req->getUri()->getPath(),
