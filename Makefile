@@ -46,7 +46,7 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExec
   TestWorkersGetAWebMemoryLimit TestSuperglobalsDoNotCarryOver TestFatalErrorAnswers500 TestFatalErrorCutsAStreamedAnswer \
   TestStreamedAnswers TestLargeStreamedBody TestSSEExample TestShutdownEndsStreams TestStreamedAnswerHTTP10 \
   TestPsr7StreamedBody TestEarlyHints TestMalformedTargetsAndHostsNeverReachPHP TestDescriptorExhaustionNeverStopsTheServer \
-  TestTrustedProxies TestUnderscoresInHeadersKept
+  TestTrustedProxies TestUnderscoresInHeadersKept TestLeakWatchNamesTheRequest TestLeakWatchReplayAnswersNoClient
 empty :=
 space := $(empty) $(empty)
 

@@ -161,7 +161,8 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		ferry_direct_ttl_arm(c, D.stats->busy_since);
 	}
 	size_t before = c->out.s ? ZSTR_LEN(c->out.s) : 0;
-	ferry_job_outcome outcome = ferry_loop_serve_job(L, id, ZSTR_VAL(ctx.s), ZSTR_LEN(ctx.s), body);
+	/* With the leak watch, PHP serves each request whole, to check between requests. */
+	ferry_job_outcome outcome = D.php_path ? JOB_DECLINED : ferry_loop_serve_job(L, id, ZSTR_VAL(ctx.s), ZSTR_LEN(ctx.s), body);
 	bool fatal = PG(last_error_message) && (PG(last_error_type) & (E_ERROR | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR
 		| E_PARSE | E_RECOVERABLE_ERROR));
 	if (outcome == JOB_THROWN && zend_is_unwind_exit(EG(exception)) && !fatal) {
@@ -375,6 +376,7 @@ static bool read_limits(HashTable *h)
 	D.limits.max_connections = LIMIT("max_connections");
 	D.max_jobs = (zend_long) LIMIT("max_jobs");
 	D.underscores = LIMIT("underscores_in_headers") != 0;
+	D.php_path = LIMIT("php_path") != 0;
 	zval *trusted = zend_hash_str_find(h, "trusted_proxies", sizeof("trusted_proxies") - 1);
 	if (trusted && Z_TYPE_P(trusted) == IS_ARRAY && zend_hash_num_elements(Z_ARRVAL_P(trusted)) > 0) {
 		/* for the worker's life: pemalloc, not the request allocator's */
@@ -572,6 +574,8 @@ ZEND_FUNCTION(ferry_direct_serve)
 	}
 	struct epoll_event events[64];
 	for (;;) {
+		/* first: the connection it closes may be the last one a drain waits for */
+		direct_expire();
 		if (drain && D.count == 0) {
 			result = DIRECT_DRAINED;
 			break;
@@ -581,7 +585,6 @@ ZEND_FUNCTION(ferry_direct_serve)
 			result = DIRECT_SERVED;
 			break;
 		}
-		direct_expire();
 		int timeout = -1;
 		if (D.next_deadline) {
 			uint64_t now = ferry_direct_now();

@@ -48,6 +48,7 @@ typedef struct {
 	/* server.trusted_proxies: whose Forwarded and X-Forwarded-* name the client */
 	ferry_trusted trusted;
 	bool underscores; /* server.underscores_in_headers */
+	bool php_path;    /* every request is handed to php/worker whole (the leak watch's) */
 	/* server.uploads, and what its strings point to (for the worker's life) */
 	ferry_multipart_limits uploads;
 	char *uploads_dir;

@@ -36,10 +36,6 @@ func (k *checker) direct(c *Config) {
 		k.at([]string{"pool.fibers", "server.mode"},
 			"server.mode: direct runs sequential workers only (docs/direct.md): turn pool.fibers off, or use server.mode: front")
 	}
-	if p.LeakWatch {
-		k.at([]string{"pool.leak_watch", "server.mode"},
-			"the leak watch checks between jobs that the front sends, which in server.mode: direct it does not: use server.mode: front to look for leaks")
-	}
 	if p.ReforkAfter > 0 {
 		k.at([]string{"pool.refork_after", "server.mode"},
 			"a direct-mode worker holds client connections, which a mold must not hand down to the workers forked from it: leave pool.refork_after at 0")

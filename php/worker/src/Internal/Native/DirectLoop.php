@@ -88,7 +88,9 @@ final class DirectLoop
         $this->fd = (int) getenv('FERRY_DIRECT_FD');
         $limits = json_decode((string) getenv('FERRY_DIRECT_LIMITS'), true);
         $this->limits = (\is_array($limits) ? array_filter($limits, static fn ($v): bool => \is_int($v) || \is_array($v)) : [])
-            + ['stats' => (string) getenv('FERRY_DIRECT_STATS')];
+            + ['stats' => (string) getenv('FERRY_DIRECT_STATS'),
+                // The leak watch checks between requests, which the C path does not stop for.
+                'php_path' => $session->leaks !== null ? 1 : 0];
     }
 
     /**
