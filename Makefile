@@ -42,16 +42,18 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExec
   TestWorkersRunWithOpcacheAndPreload TestFileAnswers TestSpooledOutput TestSIGTERMDrainsQueuedRequests \
   TestSIGTERMWithIdleKeepAliveClient TestSIGHUPReloadsThroughTheBinary TestReadHeaderAndIdleTimeouts \
   TestIdleTimeoutZeroUsesReadTimeout TestMaxMemoryBoundsOneRequest TestMalformedRequestsNeverReachPHP \
-  TestStdoutWritesFailNoRequest TestExecTTLTimesEachJob TestInputsParsedAsPHPDoes$$ TestOutputBufferLoopEndsAsUnderFPM \
+  TestStdoutWritesFailNoRequest TestExecTTLTimesEachJob TestInputsParsedAsPHPDoes TestOutputBufferLoopEndsAsUnderFPM \
   TestWorkersGetAWebMemoryLimit TestSuperglobalsDoNotCarryOver TestFatalErrorAnswers500 TestFatalErrorCutsAStreamedAnswer \
   TestStreamedAnswers TestLargeStreamedBody TestSSEExample TestShutdownEndsStreams TestStreamedAnswerHTTP10 \
   TestPsr7StreamedBody TestEarlyHints TestMalformedTargetsAndHostsNeverReachPHP TestDescriptorExhaustionNeverStopsTheServer \
-  TestTrustedProxies TestUnderscoresInHeadersKept TestLeakWatchNamesTheRequest TestLeakWatchReplayAnswersNoClient
+  TestTrustedProxies TestUnderscoresInHeadersKept TestLeakWatchNamesTheRequest TestLeakWatchReplayAnswersNoClient \
+  TestEarlyHintsPipelined TestReloadEndsStreams TestTTLEndsStreams TestFlaggingABigAnswerDoesNotCopyIt \
+  TestSpoolLeftByADeadWorker TestMaxMemoryRetiresAWorkerThatKeepsMemory TestTerminateHookPastExecTTLKillsTheWorker
 empty :=
 space := $(empty) $(empty)
 
 test-direct: build-ext
-	FERRY_E2E_MODE=direct $(GO) test -count=1 -run '$(subst $(space),|,$(strip $(DIRECT_E2E)))' ./cmd/ferry/
+	FERRY_E2E_MODE=direct $(GO) test -count=1 -run '^($(subst $(space),|,$(strip $(DIRECT_E2E))))$$' ./cmd/ferry/
 
 # Each suite twice. First pure PHP, the reference: FERRY_PHP_EXTENSION=off keeps the
 # extension out of the workers a test's `ferry serve` starts too. Then with ext/ferry

@@ -54,6 +54,32 @@ func frontOnly(t testing.TB, why string) {
 	}
 }
 
+// inMode asks for direct mode in the direct-mode run, in every configuration
+// that does not name its mode itself: whichever helper wrote it (appConfig,
+// streamConfig, a test's own), a test in the matrix runs in the mode the run is
+// for.
+func inMode(yaml string) string {
+	if !directMode || strings.Contains(yaml, "\n  mode:") {
+		return yaml
+	}
+	if strings.HasPrefix(yaml, "server:\n") {
+		return "server:\n  mode: direct\n" + yaml[len("server:\n"):]
+	}
+	if i := strings.Index(yaml, "\nserver:\n"); i >= 0 {
+		return yaml[:i] + "\nserver:\n  mode: direct\n" + yaml[i+len("\nserver:\n"):]
+	}
+	return "server:\n  mode: direct\n" + yaml
+}
+
+// fibersFrontOnly skips a Fiber-mode case (mode holds `fibers: true`) in the
+// direct-mode run: pool.fibers is refused in direct mode (docs/direct.md).
+func fibersFrontOnly(t testing.TB, mode string) {
+	t.Helper()
+	if strings.Contains(mode, "fibers: true") {
+		frontOnly(t, "pool.fibers in direct mode")
+	}
+}
+
 // server is a real `ferry serve` process on a free port.
 type server struct {
 	url, admin, cfg string
@@ -77,6 +103,7 @@ func startFerry(t testing.TB, yaml string) *server {
 	addr := anyPort
 	s := &server{admin: filepath.Join(dir, "admin.sock"), cfg: filepath.Join(dir, "ferry.yaml")}
 	yaml = strings.NewReplacer("%ADDR%", addr, "%ADMIN%", s.admin, "%DIR%", wd).Replace(yaml)
+	yaml = inMode(yaml)
 	if err := os.WriteFile(s.cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -111,6 +111,7 @@ func repeat(path string, n int) []string {
 // queue for a worker included, are answered after SIGTERM
 // (drain_e2e_test.go), and ferry then exits 0.
 func TestSIGTERMDrainsQueuedRequests(t *testing.T) {
+	frontOnly(t, "the pool's queue is the front's; direct mode's queue is the kernel's (TestDirectSIGTERMAnswersTheAcceptQueue)")
 	s := drainQueuedThroughSIGTERM(t)
 	if code, _ := s.waitExit(t, 20*time.Second); code != 0 {
 		t.Fatalf("exit code %d after a clean drain", code)
@@ -141,6 +142,7 @@ func TestSIGTERMWithIdleKeepAliveClient(t *testing.T) {
 
 // When the drain budget runs out the workers are killed and ferry says so.
 func TestShutdownTimeoutKillsWorkers(t *testing.T) {
+	frontOnly(t, "it waits for the front's jobs-in-flight gauge")
 	s := startFerry(t, strings.Replace(appConfig("  destroy_timeout: 500ms\n  exec_ttl: 0s\n"), "max_body_size: 1MiB", "max_body_size: 1MiB\n  write_timeout: 500ms", 1))
 	go http.Get(s.url + "/sleep?ms=20000")
 	until(t, "the job to run", 10*time.Second, func() bool { return s.metric(t, "ferry_jobs_in_flight") == 1 })

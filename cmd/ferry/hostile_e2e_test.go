@@ -188,6 +188,7 @@ func startFerryUnder(t *testing.T, yaml string, wrapper ...string) *server {
 	wd, _ := os.Getwd()
 	s := &server{admin: filepath.Join(dir, "admin.sock"), cfg: filepath.Join(dir, "ferry.yaml")}
 	yaml = strings.NewReplacer("%ADDR%", anyPort, "%ADMIN%", s.admin, "%DIR%", wd).Replace(yaml)
+	yaml = inMode(yaml)
 	if err := os.WriteFile(s.cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +205,9 @@ func TestDescriptorExhaustionNeverStopsTheServer(t *testing.T) {
 		t.Skip("prlimit not installed")
 	}
 	for _, h2c := range []bool{false, true} {
+		if h2c && directMode {
+			continue // h2c is the front's
+		}
 		cfg := opsConfig("", "", "")
 		if h2c {
 			cfg = h2cConfig("")
@@ -222,7 +226,9 @@ func TestDescriptorExhaustionNeverStopsTheServer(t *testing.T) {
 		idle[len(idle)-1].Write([]byte("GET /pid HTTP/1.1\r\nHost: x\r\n\r\n"))
 		idle[len(idle)-1].SetReadDeadline(time.Now().Add(10 * time.Second))
 		line, _ := bufio.NewReader(idle[len(idle)-1]).ReadString('\n')
-		if !strings.HasPrefix(line, "HTTP/1.1 503") {
+		// In direct mode the workers hold the connections, each under its own
+		// descriptor limit: the last one is served, or waits in the kernel's queue.
+		if !strings.HasPrefix(line, "HTTP/1.1 503") && !(directMode && strings.HasPrefix(line, "HTTP/1.1 200")) {
 			t.Errorf("h2c %v: the 300th connection got %q, want a 503", h2c, line)
 		}
 		for _, c := range idle {

@@ -55,6 +55,7 @@ func TestStreamedAnswers(t *testing.T) {
 }
 
 func streamedAnswers(t *testing.T, mode string) {
+	fibersFrontOnly(t, mode)
 	dir := t.TempDir()
 	s := startFerry(t, streamConfig(dir, mode))
 	_, pid := get(t, s.url+"/pid")
@@ -73,11 +74,16 @@ func streamedAnswers(t *testing.T, mode string) {
 		}
 		defer resp.Body.Close()
 		// Compressed, and flushed after each part: a compressor that waited
-		// for its window to fill would hold "first" back.
-		if resp.StatusCode != 200 || len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" || resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("Vary") != "Accept-Encoding" {
+		// for its window to fill would hold "first" back. (Direct mode does
+		// not compress: docs/direct.md.)
+		enc := "gzip"
+		if directMode {
+			enc = ""
+		}
+		if resp.StatusCode != 200 || len(resp.TransferEncoding) == 0 || resp.TransferEncoding[0] != "chunked" || resp.Header.Get("Content-Encoding") != enc || (enc != "" && resp.Header.Get("Vary") != "Accept-Encoding") {
 			t.Fatalf("status %d, transfer encoding %v, content encoding %q, vary %q", resp.StatusCode, resp.TransferEncoding, resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"))
 		}
-		r := bufio.NewReader(decoder(t, "gzip", resp.Body))
+		r := bufio.NewReader(decoder(t, enc, resp.Body))
 		line, err := r.ReadString('\n')
 		if err != nil || line != "first\n" {
 			t.Fatalf("first part: %q %v", line, err)
@@ -100,6 +106,22 @@ func streamedAnswers(t *testing.T, mode string) {
 				t.Fatalf("event %d after %v: %q %v", i, time.Since(start), line, err)
 			}
 			r.ReadString('\n')
+		}
+	})
+	t.Run("a client that stops reading is cut at write_timeout and the worker stays", func(t *testing.T) {
+		c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.(*net.TCPConn).SetReadBuffer(4096)
+		io.WriteString(c, "GET /large?mb=256 HTTP/1.1\r\nHost: x\r\n\r\n")
+		// Never read: the worker's next part waits, past write_timeout (1s) but not
+		// exec_ttl (2s, which would replace the worker).
+		resp, body := get(t, s.url+"/pid")
+		expectStatus(t, resp, body, 200)
+		if body != pid {
+			t.Fatalf("the worker was replaced: pid %s, then %s", pid, body)
 		}
 	})
 	t.Run("echo and parts keep their order", func(t *testing.T) {
@@ -133,6 +155,7 @@ func streamedAnswers(t *testing.T, mode string) {
 		}
 	})
 	t.Run("every encoding flushes each part", func(t *testing.T) {
+		frontOnly(t, "direct mode does not compress (docs/direct.md)")
 		for _, enc := range []string{"br", "zstd", "gzip"} {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/endless?tag=-"+enc, nil)

@@ -372,6 +372,7 @@ static bool read_limits(HashTable *h)
 	D.limits.read_header_ms = LIMIT("read_header_timeout_ms");
 	D.limits.read_ms = LIMIT("read_timeout_ms");
 	D.limits.write_ms = LIMIT("write_timeout_ms");
+	ferry_direct_write_ms = D.limits.write_ms; /* what PHP's own answers wait for a slow client */
 	D.limits.idle_ms = LIMIT("idle_timeout_ms");
 	D.limits.max_connections = LIMIT("max_connections");
 	D.max_jobs = (zend_long) LIMIT("max_jobs");
@@ -521,14 +522,35 @@ ZEND_FUNCTION(ferry_direct_serve)
 	zend_long result = DIRECT_RELAY;
 	step s;
 	if (drain && !D.draining) {
-		/* Connections already queued are this worker's to serve; then none is taken. The relay
-		 * has nothing more to say (the server may even have closed it): only the clients count. */
+		/* No connection is taken from now on. The queue is shared, not this worker's: what
+		 * waits there goes to the workers still accepting (a reload starts the next ones
+		 * first), or at a shutdown gets the server's 503 once every worker has gone. The
+		 * relay has nothing more to say (the server may even have closed it): only the
+		 * clients count. */
 		D.draining = true;
 		epoll_ctl(D.epfd, EPOLL_CTL_DEL, D.relay, NULL);
 		if (D.lfd >= 0) {
-			direct_accept_some(SIZE_MAX);
 			direct_watch_listener(false);
 			D.lfd = -1;
+		}
+	}
+	/* The connection PHP just finished a job for goes on where it stopped; before the drain's
+	 * sweep, which then finds it idle like the others and gives it its grace. */
+	if (D.stats) {
+		ferry_direct_ttl_disarm();
+		D.stats->busy_since = 0;
+		D.stats->requests = (uint64_t) D.served;
+	}
+	direct_conn *resumed = ferry_direct_current;
+	ferry_direct_current = NULL;
+	if (resumed) {
+		direct_remove_spooled(resumed); /* PHP has answered the request that held them */
+		if (resumed->stream != STREAM_NONE) {
+			resumed->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
+			resumed->close_after = true;
+		}
+		if ((s = serve_conn(&L, resumed)) == STEP_PHP || s == STEP_THROWN) {
+			goto stepped;
 		}
 	}
 	if (drain) {
@@ -553,24 +575,6 @@ ZEND_FUNCTION(ferry_direct_serve)
 		}
 	} else if (D.lfd >= 0 && (!D.limits.max_connections || D.count < D.limits.max_connections)) {
 		direct_watch_listener(true);
-	}
-	/* The connection PHP just finished a job for goes on where it stopped. */
-	if (D.stats) {
-		ferry_direct_ttl_disarm();
-		D.stats->busy_since = 0;
-		D.stats->requests = (uint64_t) D.served;
-	}
-	direct_conn *resumed = ferry_direct_current;
-	ferry_direct_current = NULL;
-	if (resumed) {
-		direct_remove_spooled(resumed); /* PHP has answered the request that held them */
-		if (resumed->stream != STREAM_NONE) {
-			resumed->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
-			resumed->close_after = true;
-		}
-		if ((s = serve_conn(&L, resumed)) == STEP_PHP || s == STEP_THROWN) {
-			goto stepped;
-		}
 	}
 	struct epoll_event events[64];
 	for (;;) {
@@ -716,6 +720,9 @@ ZEND_FUNCTION(ferry_direct_answer)
 	}
 	if (!c) {
 		RETURN_FALSE;
+	}
+	if (wrote && c->stream == STREAM_NONE) {
+		ferry_direct_answered(c);
 	}
 	if (wrote && !ferry_direct_flush_blocking(c, ferry_direct_write_ms)) {
 		c->close_after = true;

@@ -111,5 +111,8 @@ extern direct_conn *ferry_direct_current;
 /* Writes c->out to the socket, waiting up to the write timeout; false when the client is gone. */
 bool ferry_direct_flush_blocking(direct_conn *c, uint64_t write_ms);
 extern uint64_t ferry_direct_write_ms;
+/* Removes the files c's request spooled (uploads): its answer is complete, and the client
+ * may look for them as soon as it has it. */
+void ferry_direct_answered(direct_conn *c);
 
 #endif

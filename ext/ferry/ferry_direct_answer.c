@@ -410,6 +410,9 @@ bool ferry_direct_answer(direct_conn *c, const char *context, size_t context_len
 	bool stream, bool error)
 {
 	ferry_direct_ttl_disarm(); /* its answer is under way: no 504 may follow */
+	if (stream) {
+		ferry_direct_ttl_progress();
+	}
 	if (error) {
 		/* an ERROR answer: the job failed in PHP, and its message is for the log, not the client */
 		if (c->stream == STREAM_NONE) {

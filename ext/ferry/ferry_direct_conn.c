@@ -65,6 +65,11 @@ void direct_remove_spooled(direct_conn *c)
 	smart_str_free(&c->spooled);
 }
 
+void ferry_direct_answered(direct_conn *c)
+{
+	direct_remove_spooled(c);
+}
+
 void direct_conn_close(direct_conn *c)
 {
 	direct_remove_spooled(c);

@@ -16,6 +16,7 @@
 #endif
 
 #include <signal.h>
+#include <time.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -74,4 +75,14 @@ void ferry_direct_ttl_arm(direct_conn *c, uint64_t since)
 void ferry_direct_ttl_disarm(void)
 {
 	armed_fd = -1;
+}
+
+/* A part of a streamed answer went out: exec_ttl times a stream between its parts, as the front does. */
+void ferry_direct_ttl_progress(void)
+{
+	if (D.stats && D.stats->busy_since) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		D.stats->busy_since = (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+	}
 }

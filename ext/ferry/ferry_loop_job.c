@@ -79,6 +79,11 @@ static bool write_answer(ferry_loop *L, uint32_t id, zend_string *context, zend_
 		if (!ferry_direct_answer(L->conn, ZSTR_VAL(context), ZSTR_LEN(context), ZSTR_VAL(body), ZSTR_LEN(body), false, false)) {
 			ferry_direct_fail(L->conn, 502, "the worker sent an invalid response");
 		}
+		if (stream_flags & FRAME_FINISHING) {
+			/* terminate hooks follow: the client has its answer first, as from the front */
+			ferry_direct_answered(L->conn);
+			ferry_direct_flush_blocking(L->conn, ferry_direct_write_ms);
+		}
 		return true;
 	}
 	uint32_t options[2] = {(uint32_t) ZSTR_LEN(context), id};

@@ -53,7 +53,7 @@ final class StreamParts
 
     /**
      * Whether the server still wants job $id's answer parts (false after a STOP frame
-     * for it, or when the relay has closed). Looks at what the server sent without
+     * for it, or a stop in direct mode, or when the relay has closed). Looks at what the server sent without
      * blocking.
      */
     public function wanted(int $id): bool
@@ -80,6 +80,14 @@ final class StreamParts
                 $this->session->dispatch($this->session->parser->drain());
                 $read = [$in];
             }
+        }
+
+        // In direct mode the server cannot STOP a stream it never saw: its stop (a shutdown, a
+        // reload, ttl) ends them all after their next part, as the front ends its own then. One
+        // that starts on a draining worker's kept-alive connection still sends its first part,
+        // so that its client gets an answer (with Connection: close) and comes back elsewhere.
+        if ($this->session->direct && $this->session->stopping && isset($this->session->streams[$id])) {
+            return false;
         }
 
         return !$this->session->closed && !($this->session->streams[$id] ?? false);

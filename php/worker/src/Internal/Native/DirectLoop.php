@@ -40,6 +40,7 @@ final class DirectLoop
     public const SERVED = 6;
 
     private readonly Job $placeholder;
+    private ?\Closure $sink = null;
     /** @var resource */
     private $in;
     private readonly int $fd;
@@ -101,7 +102,14 @@ final class DirectLoop
     {
         $session = $this->session;
         while (true) {
-            $status = \Ferry\Ext\direct_serve($session, $this->handler, $this->placeholder, $this->in, $this->fd, $this->limits, $drain);
+            // What a handler the C path runs sends before its answer (103 Early Hints) goes
+            // to its client, as toClient() sends what the PHP path finishes.
+            $session->directSink = $this->sink ??= $this->sink(null);
+            try {
+                $status = \Ferry\Ext\direct_serve($session, $this->handler, $this->placeholder, $this->in, $this->fd, $this->limits, $drain);
+            } finally {
+                $session->directSink = null;
+            }
             switch ($status) {
                 case self::RESUME:
                     \assert($session->handed !== null);
@@ -132,6 +140,27 @@ final class DirectLoop
     }
 
     /**
+     * A sink for the session's bytes while job $id (null: the one the session runs) has the
+     * current connection: answer frames to its client, control frames to the server.
+     */
+    private function sink(?int $id): \Closure
+    {
+        $session = $this->session;
+
+        return static function (string $bytes) use ($session, $id): void {
+            $control = '';
+            $job = $id ?? $session->running;
+            if (!\Ferry\Ext\direct_answer($bytes, $control) && $job !== null && isset($session->streams[$job])) {
+                // The client left: a streamed answer stops at its next part, as on a STOP.
+                $session->streams[$job] = true;
+            }
+            if ($control !== '' && !$session->closed) {
+                $session->relay->write($control);
+            }
+        };
+    }
+
+    /**
      * Runs $finish with the session's answers going to the current connection: answer frames
      * to the client through Ferry\Ext\direct_answer(), control frames to the server (but
      * FINISHED: the server never saw job $id).
@@ -139,16 +168,7 @@ final class DirectLoop
     private function toClient(int $id, \Closure $finish): void
     {
         $session = $this->session;
-        $session->directSink = static function (string $bytes) use ($session, $id): void {
-            $control = '';
-            if (!\Ferry\Ext\direct_answer($bytes, $control) && isset($session->streams[$id])) {
-                // The client left: a streamed answer stops at its next part, as on a STOP.
-                $session->streams[$id] = true;
-            }
-            if ($control !== '' && !$session->closed) {
-                $session->relay->write($control);
-            }
-        };
+        $session->directSink = $this->sink($id);
         try {
             $finish();
         } finally {
