@@ -67,6 +67,9 @@ void direct_remove_spooled(direct_conn *c)
 
 void direct_conn_close(direct_conn *c)
 {
+	if (D.fibers) {
+		direct_fiber_forget(c);
+	}
 	direct_remove_spooled(c);
 	if (ferry_direct_current == c) {
 		ferry_direct_current = NULL;

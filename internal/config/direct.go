@@ -32,10 +32,6 @@ func (k *checker) direct(c *Config) {
 		k.at([]string{"server.static.dir", "server.mode"},
 			"static files are served by the front, and in server.mode: direct the front serves only server.tls.address, which is not set: serve them from the proxy in front, or use server.mode: front")
 	}
-	if p.Fibers {
-		k.at([]string{"pool.fibers", "server.mode"},
-			"server.mode: direct runs sequential workers only (docs/direct.md): turn pool.fibers off, or use server.mode: front")
-	}
 	if p.LeakWatch {
 		k.at([]string{"pool.leak_watch", "server.mode"},
 			"the leak watch checks between jobs that the front sends, which in server.mode: direct it does not: use server.mode: front to look for leaks")

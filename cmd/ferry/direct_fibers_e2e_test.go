@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// server.mode: direct with pool.fibers: the requests of all of a worker's connections
+// run as Fibers on its loop (docs/direct.md). One worker serves testdata/direct_fibers.php,
+// whose requests wait on the loop for what other requests do, so that every test below
+// hangs (and fails on its deadline) unless two requests really run at once.
+
+func directFibersConfig(t *testing.T) string {
+	return fmt.Sprintf(`server:
+  address: "%%ADDR%%"
+  mode: direct
+admin:
+  socket: "%%ADMIN%%"
+log:
+  level: info
+pool:
+  command: ["php", "%%DIR%%/testdata/direct_fibers.php"]
+  num_workers: 1
+  fibers: true
+  max_concurrency: 8
+  php:
+    extension: %q
+`, extensionSO(t))
+}
+
+// fiberConn is one client connection that sends requests and reads their answers.
+type fiberConn struct {
+	t *testing.T
+	c net.Conn
+	r *bufio.Reader
+}
+
+func dialFiber(t *testing.T, s *server) *fiberConn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(s.url, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	return &fiberConn{t: t, c: c, r: bufio.NewReader(c)}
+}
+
+func (f *fiberConn) send(targets ...string) {
+	f.t.Helper()
+	var b strings.Builder
+	for _, target := range targets {
+		fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", target)
+	}
+	if _, err := io.WriteString(f.c, b.String()); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// answer reads the next answer whole.
+func (f *fiberConn) answer() (int, string) {
+	f.t.Helper()
+	resp, err := http.ReadResponse(f.r, nil)
+	if err != nil {
+		f.t.Fatalf("reading an answer: %v", err)
+	}
+	b, err := readAllErr(resp)
+	if err != nil {
+		f.t.Fatalf("reading an answer's body: %v", err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func (f *fiberConn) expect(want string) {
+	f.t.Helper()
+	status, body := f.answer()
+	if status != 200 || body != want {
+		f.t.Fatalf("answered %d %q, want 200 %q", status, body, want)
+	}
+}
+
+// Two requests on two connections of one worker, each answering only once the other has
+// started: both answer only if both run at once.
+func TestDirectFibersRunRequestsAtOnce(t *testing.T) {
+	s := startFerry(t, directFibersConfig(t))
+	a, b := dialFiber(t, s), dialFiber(t, s)
+	a.send("/meet?me=A&peer=B")
+	if !waitLog(s, "meet: A started") {
+		t.Fatalf("A did not start:\n%s", s.logText())
+	}
+	b.send("/meet?me=B&peer=A")
+	b.expect("B met A")
+	a.expect("A met B")
+	// And the worker goes on serving both connections (keep-alive).
+	a.send("/pid")
+	b.send("/pid")
+	_, pa := a.answer()
+	_, pb := b.answer()
+	if pa != pb || !strings.HasPrefix(pa, "pid ") {
+		t.Fatalf("one worker should answer both: %q, %q", pa, pb)
+	}
+}
+
+// Pipelined requests on one connection are answered in order while another connection's
+// request waits, and that one answers once released.
+func TestDirectFibersPipelineWhileAnotherWaits(t *testing.T) {
+	s := startFerry(t, directFibersConfig(t))
+	held, other := dialFiber(t, s), dialFiber(t, s)
+	held.send("/hold?name=p")
+	if !waitLog(s, "holding p") {
+		t.Fatalf("/hold did not start:\n%s", s.logText())
+	}
+	other.send("/x?n=1", "/meet?me=M&peer=M", "/x?n=3", "/release?name=p", "/x?n=5")
+	for _, want := range []string{"/x 1", "M met M", "/x 3", "released p", "/x 5"} {
+		_, body := other.answer()
+		if !strings.HasSuffix(body, want) {
+			t.Fatalf("pipelined answer %q, want one ending %q", body, want)
+		}
+	}
+	held.expect("p released")
+}
+
+// A client that leaves while its request waits costs only that request: the worker
+// finishes it, drops its answer, and serves on.
+func TestDirectFibersClientLeavesWhileWaiting(t *testing.T) {
+	s := startFerry(t, directFibersConfig(t))
+	gone := dialFiber(t, s)
+	gone.send("/pid")
+	_, before := gone.answer()
+	gone.send("/hold?name=g")
+	if !waitLog(s, "holding g") {
+		t.Fatalf("/hold did not start:\n%s", s.logText())
+	}
+	gone.c.Close()
+	other := dialFiber(t, s)
+	other.send("/release?name=g")
+	other.expect("released g")
+	if !waitLog(s, "held g: released") {
+		t.Fatalf("the held request did not end:\n%s", s.logText())
+	}
+	other.send("/pid")
+	other.expect(before)
+}
+
+// A streamed answer goes out part by part while other requests run, and one whose client
+// left stops.
+func TestDirectFibersStreamedAnswer(t *testing.T) {
+	s := startFerry(t, directFibersConfig(t))
+	c := dialFiber(t, s)
+	c.send("/stream?name=s")
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if te := resp.TransferEncoding; len(te) != 1 || te[0] != "chunked" {
+		t.Fatalf("Transfer-Encoding %v, want chunked", te)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != "first part\n" {
+		t.Fatalf("first part: %q, %v", line, err)
+	}
+	other := dialFiber(t, s)
+	other.send("/release?name=s")
+	other.expect("released s")
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || string(rest) != "second part\n" {
+		t.Fatalf("rest of the stream: %q, %v", rest, err)
+	}
+	c.send("/pid")
+	c.expect(other.pidOf(t))
+}
+
+func (f *fiberConn) pidOf(t *testing.T) string {
+	t.Helper()
+	f.send("/pid")
+	_, body := f.answer()
+	return body
+}
+
+// SIGTERM while a request waits on the loop: the worker finishes it before it exits.
+func TestDirectFibersSIGTERMFinishesWaitingRequests(t *testing.T) {
+	s := startFerry(t, directFibersConfig(t))
+	c := dialFiber(t, s)
+	c.send("/sleep?name=z&ms=1500")
+	if !waitLog(s, "sleeping z") {
+		t.Fatalf("/sleep did not start:\n%s", s.logText())
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatalf("the waiting request was not answered: %v\n%s", err, s.logText())
+	}
+	b, _ := readAllErr(resp)
+	if resp.StatusCode != 200 || string(b) != "z slept" || !resp.Close {
+		t.Fatalf("answered %d %q (close %v), want 200 \"z slept\" closing the connection", resp.StatusCode, b, resp.Close)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("ferry did not exit after SIGTERM:\n%s", s.logText())
+	}
+	if strings.Contains(s.logText(), "ignored stop") {
+		t.Fatalf("the worker had to be killed:\n%s", s.logText())
+	}
+}

@@ -1,0 +1,405 @@
+/*
+ * Direct mode with pool.fibers (docs/direct.md): the event loop of ferry_direct.c, run a
+ * step at a time from php/worker's FiberRunner (Internal/Native/DirectFibers.php) instead
+ * of owning the process. The worker's epoll set is one more readable stream on PHP's loop;
+ * when it is readable PHP calls Ferry\Ext\direct_poll(), which accepts, reads, expires and
+ * answers what C answers itself exactly as direct_serve() does, and hands back every whole
+ * request as a job [id, context, body] for a Fiber of its own.
+ *
+ * A connection whose request runs in PHP is pinned: nothing more of it is read (HTTP/1.1
+ * answers in order), and no timeout closes it while its handler runs. It is only watched
+ * for its client leaving. Answers find their connection by job id (direct_answer_to()), as
+ * several are in flight at once; the id's top bit tells them from the relay's jobs, whose
+ * answers go on to the server. direct_done() unpins a connection once its job has ended,
+ * and the next poll serves what the client sent meanwhile.
+ */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "php.h"
+#include "ferry_direct_int.h"
+#include "ferry_frame.h"
+#include "ferry_loop.h"
+
+#define POLL_DRAINED 1 /* stopping, and no connection is left */
+#define POLL_SERVED 2  /* max_jobs requests served: the worker asks to be retired */
+
+static char tag_timer;
+
+static void push(direct_conn ***list, size_t *n, size_t *cap, direct_conn *c)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*list = perealloc(*list, *cap * sizeof(direct_conn *), 1);
+	}
+	(*list)[(*n)++] = c;
+}
+
+static bool drop(direct_conn **list, size_t *n, direct_conn *c)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if (list[i] == c) {
+			list[i] = list[--*n];
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+/* exec_ttl times the oldest request running: the server kills the worker when it runs too long. */
+static void publish_busy(void)
+{
+	if (!D.stats) {
+		return;
+	}
+	uint64_t oldest = 0;
+	for (size_t i = 0; i < D.pinned_n; i++) {
+		if (oldest == 0 || D.pinned[i]->job_since < oldest) {
+			oldest = D.pinned[i]->job_since;
+		}
+	}
+	D.stats->busy_since = oldest;
+	D.stats->requests = (uint64_t) D.served;
+}
+
+void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *remote, const char *host, size_t host_len,
+	bool https, const direct_form *form, zval *cookies, zend_string *body, uint32_t id)
+{
+	/* The PHP path reads its cookies from the context, as for a job direct_serve() declines. */
+	smart_str full = {0};
+	ferry_direct_context(&full, r, remote, host, host_len, https, form, cookies);
+	smart_str_0(&full);
+	if (Z_TYPE(D.batch) != IS_ARRAY) {
+		array_init(&D.batch);
+	}
+	zval job, v;
+	array_init_size(&job, 3);
+	ZVAL_LONG(&v, id);
+	zend_hash_next_index_insert_new(Z_ARRVAL(job), &v);
+	ZVAL_STR(&v, full.s);
+	zend_hash_next_index_insert_new(Z_ARRVAL(job), &v);
+	ZVAL_STR_COPY(&v, body);
+	zend_hash_next_index_insert_new(Z_ARRVAL(job), &v);
+	zend_hash_next_index_insert_new(Z_ARRVAL(D.batch), &job);
+	c->job = id;
+	c->job_since = wall_ms();
+	c->deadline = 0; /* its handler's time is exec_ttl's to judge, not a read timeout's */
+	direct_conn_events(c, EPOLLRDHUP);
+	push(&D.pinned, &D.pinned_n, &D.pinned_cap, c);
+	if (D.stats && D.stats->busy_since == 0) {
+		D.stats->busy_since = c->job_since;
+	}
+}
+
+void direct_fiber_forget(direct_conn *c)
+{
+	drop(D.resumed, &D.resumed_n, c);
+	if (c->job && drop(D.pinned, &D.pinned_n, c)) {
+		c->job = 0;
+		publish_busy();
+	}
+}
+
+static direct_conn *pinned_by(uint32_t id)
+{
+	for (size_t i = 0; i < D.pinned_n; i++) {
+		if (D.pinned[i]->job == id) {
+			return D.pinned[i];
+		}
+	}
+	return NULL;
+}
+
+static void arm_timer(void)
+{
+	struct itimerspec at = {0};
+	if (D.next_deadline) {
+		at.it_value.tv_sec = (time_t) (D.next_deadline / 1000);
+		at.it_value.tv_nsec = (long) (D.next_deadline % 1000) * 1000000;
+	}
+	timerfd_settime(D.timer, TFD_TIMER_ABSTIME, &at, NULL);
+}
+
+/* The first call: the loop's state, without the relay, which PHP's loop reads itself. */
+static bool fiber_setup(zend_long lfd, HashTable *limits)
+{
+	if (D.ready) {
+		return true;
+	}
+	D.fibers = true;
+	if (!direct_setup(lfd, -1, limits)) {
+		return false;
+	}
+	D.timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tag_timer};
+	if (D.timer < 0 || epoll_ctl(D.epfd, EPOLL_CTL_ADD, D.timer, &ev) < 0) {
+		zend_throw_error(NULL, "Ferry\\Ext\\direct_poll(): timerfd: %s", strerror(errno));
+		return false;
+	}
+	if (D.lfd >= 0) {
+		direct_watch_listener(true);
+	}
+	return true;
+}
+
+static size_t handed(void)
+{
+	return Z_TYPE(D.batch) == IS_ARRAY ? zend_hash_num_elements(Z_ARRVAL(D.batch)) : 0;
+}
+
+/* Stopping: queued connections are taken, then none; idle ones get direct_serve()'s grace. */
+static void drain_sweep(void)
+{
+	if (!D.draining) {
+		D.draining = true;
+		if (D.lfd >= 0) {
+			direct_accept_some(SIZE_MAX);
+			direct_watch_listener(false);
+			D.lfd = -1;
+		}
+		for (size_t i = 0; i < D.pinned_n; i++) {
+			D.pinned[i]->close_after = true; /* their answers say Connection: close */
+		}
+	}
+	for (direct_conn *c = D.conns, *next; c; c = next) {
+		next = c->next;
+		if (c->job || c->phase == CONN_LINGER || direct_out_pending(c) || !direct_read_some(c)) {
+			continue;
+		}
+		if (c->in_len == 0 && !c->started && !c->graced) {
+			c->graced = true;
+			direct_set_deadline(c, MIN(D.limits.idle_ms ? D.limits.idle_ms : DRAIN_GRACE_MS, DRAIN_GRACE_MS));
+		} else if (c->in_len > 0) {
+			direct_serve_one(c);
+		}
+	}
+}
+
+static void on_event(direct_conn *c, uint32_t events, size_t room)
+{
+	if (c->job) {
+		/* running in PHP: only its client leaving is news (it is answered, or dropped, later) */
+		if (events & (EPOLLERR | EPOLLHUP)) {
+			direct_conn_close(c);
+		} else if (events & EPOLLRDHUP) {
+			c->eof = true;
+			direct_conn_events(c, 0);
+		}
+		return;
+	}
+	if (events & (EPOLLERR | EPOLLHUP)) {
+		direct_conn_close(c);
+		return;
+	}
+	if (c->phase == CONN_LINGER) {
+		direct_linger(c);
+		return;
+	}
+	if (c->phase == CONN_WRITING) {
+		if (!direct_settle(c) || c->phase == CONN_WRITING || c->phase == CONN_LINGER) {
+			return;
+		}
+	} else if (handed() >= room) {
+		return; /* no free Fiber slot: its bytes wait in the kernel, and epoll says so again */
+	} else if (!direct_read_some(c)) {
+		return;
+	}
+	if (direct_serve_one(c) == STEP_MORE && (events & EPOLLRDHUP) && !c->job && c->in_len == 0 && !direct_out_pending(c)) {
+		direct_conn_close(c); /* the client closed its side between requests */
+	}
+}
+
+/* Ferry\Ext\direct_poll_fd(int $fd, array $limits): int, the epoll set for PHP's loop to watch. */
+ZEND_FUNCTION(ferry_direct_poll_fd)
+{
+	zend_long lfd;
+	zval *limits;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_LONG(lfd)
+		Z_PARAM_ARRAY(limits)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (D.ready && !D.fibers) {
+		zend_throw_error(NULL, "Ferry\\Ext\\direct_poll_fd(): direct_serve() runs this worker");
+		RETURN_THROWS();
+	}
+	if (!fiber_setup(lfd, Z_ARRVAL_P(limits))) {
+		RETURN_THROWS();
+	}
+	RETURN_LONG(D.epfd);
+}
+
+/*
+ * Ferry\Ext\direct_poll(bool $drain, int $room): array{list<array{int, string, string}>, int}:
+ * what happened since the last call, without waiting; at most about $room new requests
+ * (one more for each connection answered since, whose slot PHP counted free already).
+ */
+ZEND_FUNCTION(ferry_direct_poll)
+{
+	bool drain;
+	zend_long room;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_BOOL(drain)
+		Z_PARAM_LONG(room)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!D.ready || !D.fibers) {
+		zend_throw_error(NULL, "Ferry\\Ext\\direct_poll(): call direct_poll_fd() first");
+		RETURN_THROWS();
+	}
+	size_t most = room > 0 ? (size_t) room : 0;
+	/* Answered connections first: their pipelined requests were sent before anything newer. */
+	while (D.resumed_n > 0) {
+		direct_conn *c = D.resumed[--D.resumed_n];
+		if (c->eof) {
+			direct_conn_events(c, EPOLLOUT);
+		} else {
+			direct_conn_events(c, EPOLLIN | EPOLLRDHUP);
+		}
+		direct_serve_one(c);
+	}
+	if (drain) {
+		drain_sweep();
+	}
+	uint64_t tick;
+	if (read(D.timer, &tick, sizeof(tick)) < 0) {
+		/* EAGAIN: not due */
+	}
+	direct_expire();
+	struct epoll_event events[64];
+	int n = epoll_wait(D.epfd, events, 64, 0);
+	for (int i = 0; i < n; i++) {
+		void *tag = events[i].data.ptr;
+		if (tag == &tag_timer) {
+			continue;
+		}
+		if (tag == &ferry_direct_tag_listen) {
+			direct_accept_some(1);
+			continue;
+		}
+		on_event(tag, events[i].events, most);
+	}
+	direct_expire();
+	arm_timer();
+	zend_long flags = 0;
+	if (drain && D.count == 0) {
+		flags |= POLL_DRAINED;
+	}
+	if (D.max_jobs && D.served >= D.max_jobs && !drain) {
+		D.max_jobs = 0; /* said once: the server retires this worker */
+		flags |= POLL_SERVED;
+	}
+	if (D.stats) {
+		D.stats->requests = (uint64_t) D.served;
+	}
+	zval jobs, v;
+	if (Z_TYPE(D.batch) == IS_ARRAY) {
+		ZVAL_COPY_VALUE(&jobs, &D.batch);
+		ZVAL_UNDEF(&D.batch);
+	} else {
+		array_init(&jobs);
+	}
+	array_init_size(return_value, 2);
+	zend_hash_next_index_insert_new(Z_ARRVAL_P(return_value), &jobs);
+	ZVAL_LONG(&v, flags);
+	zend_hash_next_index_insert_new(Z_ARRVAL_P(return_value), &v);
+}
+
+/*
+ * Ferry\Ext\direct_answer_to(string $frames, ?string &$control): list<int>. The frames
+ * php/worker wrote, from any of its jobs: a direct request's answer frames go to its
+ * client (as direct_answer() writes them), all else is left in $control for the relay.
+ * Returns the ids of the requests whose client is gone, whose answer was dropped (a
+ * streamed answer takes that as its STOP).
+ */
+ZEND_FUNCTION(ferry_direct_answer_to)
+{
+	zend_string *frames;
+	zval *control_out;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_STR(frames)
+		Z_PARAM_ZVAL(control_out)
+	ZEND_PARSE_PARAMETERS_END();
+
+	smart_str control = {0};
+	array_init(return_value);
+	const uint8_t *p = (const uint8_t *) ZSTR_VAL(frames);
+	size_t left = ZSTR_LEN(frames);
+	while (left > 0) {
+		ferry_frame f;
+		if (ferry_frame_read(p, left, UINT32_MAX, &f) != FERRY_FRAME_OK) {
+			smart_str_free(&control);
+			zend_throw_error(NULL, "Ferry\\Ext\\direct_answer_to(): not a whole frame");
+			RETURN_THROWS();
+		}
+		const char *payload = (const char *) p + f.payload_offset;
+		uint32_t id = f.option_count >= 2 ? f.options[1] : 0;
+		if ((f.flags & FRAME_CONTROL) || !(id & DIRECT_FIBER_ID) || !D.fibers) {
+			smart_str_appendl(&control, (const char *) p, f.size);
+		} else {
+			direct_conn *c = pinned_by(id);
+			if (c) {
+				direct_answer_frame(c, &f, payload);
+				/* a part waits for its client, as in direct_serve(); a whole answer is the loop's to finish */
+				bool out = (f.stream_flags & 0x01) ? ferry_direct_flush_blocking(c, D.limits.write_ms) : direct_flush_some(c);
+				if (!out) {
+					direct_conn_close(c);
+					c = NULL;
+				}
+			}
+			if (!c) {
+				zval v;
+				ZVAL_LONG(&v, id);
+				zend_hash_next_index_insert(Z_ARRVAL_P(return_value), &v);
+			}
+		}
+		p += f.size;
+		left -= f.size;
+	}
+	if (control.s) {
+		ZEND_TRY_ASSIGN_REF_STR(control_out, control.s);
+	} else {
+		ZEND_TRY_ASSIGN_REF_EMPTY_STRING(control_out);
+	}
+}
+
+/* Ferry\Ext\direct_done(int $id): the job $id has ended, its answer written (or dropped). */
+ZEND_FUNCTION(ferry_direct_done)
+{
+	zend_long id;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(id)
+	ZEND_PARSE_PARAMETERS_END();
+
+	direct_conn *c = id > 0 && id <= UINT32_MAX ? pinned_by((uint32_t) id) : NULL;
+	if (!c) {
+		return; /* its client is gone */
+	}
+	drop(D.pinned, &D.pinned_n, c);
+	c->job = 0;
+	publish_busy();
+	direct_remove_spooled(c);
+	if (c->stream != STREAM_NONE) {
+		c->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
+		c->close_after = true;
+	}
+	push(&D.resumed, &D.resumed_n, &D.resumed_cap, c);
+}
