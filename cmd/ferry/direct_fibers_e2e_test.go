@@ -212,3 +212,79 @@ func TestDirectFibersSIGTERMFinishesWaitingRequests(t *testing.T) {
 		t.Fatalf("the worker had to be killed:\n%s", s.logText())
 	}
 }
+
+// exit() in one request ends the worker: that request and the one waiting beside it are
+// answered 502, as front mode's server answers them, and a new worker serves on.
+func TestDirectFibersExitAnswers502(t *testing.T) {
+	s := startFerry(t, directFibersConfig(t))
+	waiting := dialFiber(t, s)
+	waiting.send("/hold?name=x")
+	if !waitLog(s, "holding x") {
+		t.Fatalf("/hold did not start:\n%s", s.logText())
+	}
+	exiting := dialFiber(t, s)
+	exiting.send("/exit")
+	for name, c := range map[string]*fiberConn{"/exit": exiting, "/hold": waiting} {
+		if status, body := c.answer(); status != 502 {
+			t.Fatalf("%s answered %d %q, want 502", name, status, body)
+		}
+	}
+	if !waitLog(s, "worker ready") {
+		t.Fatalf("no worker replaced it:\n%s", s.logText())
+	}
+	resp, body := get(t, s.url+"/pid")
+	expectStatus(t, resp, body, 200)
+}
+
+// pool.max_jobs counts the requests a worker served: it asks to be retired, and its
+// successor serves on without a failed request.
+func TestDirectFibersMaxJobs(t *testing.T) {
+	s := startFerry(t, strings.Replace(directFibersConfig(t), "  max_concurrency: 8\n", "  max_concurrency: 8\n  max_jobs: 3\n", 1))
+	pids := map[string]bool{}
+	for i := 0; i < 7; i++ {
+		resp, body := get(t, s.url+"/pid")
+		expectStatus(t, resp, body, 200)
+		pids[body] = true
+	}
+	// A retiring worker still answers what its keep-alive connection sends in its grace.
+	if len(pids) < 2 || !strings.Contains(s.logText(), "served pool.max_jobs requests") {
+		t.Fatalf("7 requests at max_jobs 3 met %d workers, want 2 or more: %v\n%s", len(pids), pids, s.logText())
+	}
+}
+
+// exec_ttl times the oldest request in flight: shorter ones that start and end beside it
+// do not hide it, and the worker running it past exec_ttl is killed (its client's
+// connection closes, as in sequential direct mode).
+func TestDirectFibersExecTTLTimesTheOldestRequest(t *testing.T) {
+	s := startFerry(t, strings.Replace(directFibersConfig(t), "  max_concurrency: 8\n", "  max_concurrency: 8\n  exec_ttl: 1s\n", 1))
+	held := dialFiber(t, s)
+	held.send("/hold?name=never")
+	if !waitLog(s, "holding never") {
+		t.Fatalf("/hold did not start:\n%s", s.logText())
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := http.ReadResponse(held.r, nil)
+		ended <- err
+	}()
+	for i := 0; ; i++ {
+		select {
+		case err := <-ended:
+			if err == nil {
+				t.Fatalf("the request past exec_ttl was answered")
+			}
+			if !waitLog(s, "request exceeded exec_ttl") {
+				t.Fatalf("the connection closed, but not for exec_ttl:\n%s", s.logText())
+			}
+			return
+		default:
+		}
+		if i == 40 {
+			t.Fatalf("the request held past exec_ttl (1s) was not ended:\n%s", s.logText())
+		}
+		// Requests that start and end while it is held (they fail too once the worker is killed).
+		if resp, err := client.Get(s.url + "/sleep?name=beside&ms=100"); err == nil {
+			readAllErr(resp)
+		}
+	}
+}

@@ -755,4 +755,7 @@ ZEND_FUNCTION(ferry_direct_answer)
 void ferry_direct_rshutdown(void)
 {
 	serving = false;
+	if (D.fibers) {
+		direct_fiber_shutdown();
+	}
 }

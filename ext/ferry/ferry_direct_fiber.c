@@ -96,6 +96,7 @@ void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *
 	zend_hash_next_index_insert_new(Z_ARRVAL(job), &v);
 	zend_hash_next_index_insert_new(Z_ARRVAL(D.batch), &job);
 	c->job = id;
+	c->job_answered = false;
 	c->job_since = wall_ms();
 	c->deadline = 0; /* its handler's time is exec_ttl's to judge, not a read timeout's */
 	direct_conn_events(c, EPOLLRDHUP);
@@ -356,6 +357,7 @@ ZEND_FUNCTION(ferry_direct_answer_to)
 		} else {
 			direct_conn *c = pinned_by(id);
 			if (c) {
+				c->job_answered = true;
 				direct_answer_frame(c, &f, payload);
 				/* a part waits for its client, as in direct_serve(); a whole answer is the loop's to finish */
 				bool out = (f.stream_flags & 0x01) ? ferry_direct_flush_blocking(c, D.limits.write_ms) : direct_flush_some(c);
@@ -397,9 +399,37 @@ ZEND_FUNCTION(ferry_direct_done)
 	c->job = 0;
 	publish_busy();
 	direct_remove_spooled(c);
+	if (!c->job_answered) {
+		/* it ended unanswered: its Fiber was destroyed as the worker ends (exit() in another) */
+		ferry_direct_fail(c, 502, "the worker died while handling the request");
+		c->close_after = true;
+	}
 	if (c->stream != STREAM_NONE) {
 		c->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
 		c->close_after = true;
 	}
 	push(&D.resumed, &D.resumed_n, &D.resumed_cap, c);
+}
+
+/*
+ * The worker ends with requests in flight (exit() in a handler, a fatal error, which
+ * php/worker has answered 500 by now): each client hears it as front mode's would, 502
+ * when nothing of its answer went out, else the answer cut short.
+ */
+void direct_fiber_shutdown(void)
+{
+	while (D.resumed_n > 0) {
+		direct_conn *c = D.resumed[D.resumed_n - 1];
+		ferry_direct_flush_blocking(c, D.limits.write_ms ? D.limits.write_ms : 1000);
+		direct_conn_close(c);
+	}
+	while (D.pinned_n > 0) {
+		direct_conn *c = D.pinned[D.pinned_n - 1];
+		if (!c->job_answered) {
+			ferry_direct_fail(c, 502, "the worker died while handling the request");
+		}
+		c->close_after = true;
+		ferry_direct_flush_blocking(c, D.limits.write_ms ? D.limits.write_ms : 1000);
+		direct_conn_close(c);
+	}
 }

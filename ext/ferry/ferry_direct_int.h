@@ -82,6 +82,7 @@ void direct_answer_frame(direct_conn *c, const ferry_frame *f, const char *paylo
 void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *remote, const char *host, size_t host_len,
 	bool https, const direct_form *form, zval *cookies, zend_string *body, uint32_t id);
 void direct_fiber_forget(direct_conn *c);
+void direct_fiber_shutdown(void);
 
 /* ferry_direct_conn.c */
 void direct_set_deadline(direct_conn *c, uint64_t ms);

@@ -47,6 +47,8 @@ HttpWorker::create(fibers: true)->run(static function (Request $request) use (&$
             Loop::sleep(((int) ($q['ms'] ?? 1)) / 1000);
 
             return Response::text("$name slept");
+        case '/exit':
+            exit(3);
         case '/release':
             $marks["release $name"] = true;
 
