@@ -2,10 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -286,5 +291,60 @@ func TestDirectFibersExecTTLTimesTheOldestRequest(t *testing.T) {
 		if resp, err := client.Get(s.url + "/sleep?name=beside&ms=100"); err == nil {
 			readAllErr(resp)
 		}
+	}
+}
+
+// The front's TLS listener sends its requests over the relay to the same worker, whose
+// Fibers run them beside its own connections' requests, each answer to its own side.
+func TestDirectFibersServeTheRelayBeside(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	roots := writeCert(t, certFile, keyFile, "first")
+	s := startFerry(t, strings.Replace(directFibersConfig(t), "  mode: direct\n",
+		"  mode: direct\n  tls:\n    address: \"127.0.0.1:0\"\n    cert: \""+certFile+"\"\n    key: \""+keyFile+"\"\n", 1))
+	m := httpsLine.FindStringSubmatch(s.logText())
+	if m == nil {
+		t.Fatalf("no HTTPS line in the log:\n%s", s.logText())
+	}
+	held := dialFiber(t, s)
+	held.send("/hold?name=r")
+	if !waitLog(s, "holding r") {
+		t.Fatalf("/hold did not start:\n%s", s.logText())
+	}
+	c := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}}
+	resp, err := c.Get(m[1] + "/release?name=r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp); resp.StatusCode != 200 || body != "released r" {
+		t.Fatalf("over TLS: %s %q", resp.Status, body)
+	}
+	held.expect("r released")
+}
+
+// An upload is removed once its request is answered, as in front mode: before the client
+// has the answer, not once the request's terminate hooks are done (here they wait until
+// the test, having checked, releases them).
+func TestDirectFibersUploadsGoOnceAnswered(t *testing.T) {
+	s := startFerry(t, directFibersConfig(t))
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, _ := mw.CreateFormFile("doc", "notes.txt")
+	fw.Write([]byte("file content"))
+	mw.Close()
+	resp, err := client.Post(s.url+"/upload?name=u", mw.FormDataContentType(), &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := readAll(t, resp)
+	if resp.StatusCode != 200 || !strings.Contains(tmp, "ferry-upload-") {
+		t.Fatalf("upload: %d %q", resp.StatusCode, tmp)
+	}
+	_, statErr := os.Stat(tmp)
+	other := dialFiber(t, s)
+	other.send("/release?name=u")
+	other.expect("released u")
+	if !os.IsNotExist(statErr) {
+		t.Fatalf("the upload %s was still there once its request was answered (%v)", tmp, statErr)
 	}
 }

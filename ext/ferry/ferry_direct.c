@@ -734,6 +734,10 @@ ZEND_FUNCTION(ferry_direct_answer)
 		}
 		wrote = true;
 		direct_answer_frame(c, &f, payload);
+		if (!(f.stream_flags & 0x01)) {
+			/* answered: its uploads go before the client can see the answer, as in front mode */
+			direct_remove_spooled(c);
+		}
 		p += f.size;
 		left -= f.size;
 	}

@@ -8,10 +8,10 @@
  *
  * A connection whose request runs in PHP is pinned: nothing more of it is read (HTTP/1.1
  * answers in order), and no timeout closes it while its handler runs. It is only watched
- * for its client leaving. Answers find their connection by job id (direct_answer_to()), as
- * several are in flight at once; the id's top bit tells them from the relay's jobs, whose
- * answers go on to the server. direct_done() unpins a connection once its job has ended,
- * and the next poll serves what the client sent meanwhile.
+ * for its client leaving. Answers find their connection by job id (direct_answer_to(),
+ * ferry_direct_fiber_answer.c), as several are in flight at once; the id's top bit tells
+ * them from the relay's jobs, whose answers go on to the server. direct_done() unpins a
+ * connection once its job has ended, and the next poll serves what the client sent meanwhile.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -33,7 +33,7 @@
 
 static char tag_timer;
 
-static void push(direct_conn ***list, size_t *n, size_t *cap, direct_conn *c)
+void direct_fiber_push(direct_conn ***list, size_t *n, size_t *cap, direct_conn *c)
 {
 	if (*n == *cap) {
 		*cap = *cap ? *cap * 2 : 16;
@@ -42,7 +42,7 @@ static void push(direct_conn ***list, size_t *n, size_t *cap, direct_conn *c)
 	(*list)[(*n)++] = c;
 }
 
-static bool drop(direct_conn **list, size_t *n, direct_conn *c)
+bool direct_fiber_drop(direct_conn **list, size_t *n, direct_conn *c)
 {
 	for (size_t i = 0; i < *n; i++) {
 		if (list[i] == c) {
@@ -61,7 +61,7 @@ static uint64_t wall_ms(void)
 }
 
 /* exec_ttl times the oldest request running: the server kills the worker when it runs too long. */
-static void publish_busy(void)
+void direct_fiber_publish_busy(void)
 {
 	if (!D.stats) {
 		return;
@@ -100,7 +100,7 @@ void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *
 	c->job_since = wall_ms();
 	c->deadline = 0; /* its handler's time is exec_ttl's to judge, not a read timeout's */
 	direct_conn_events(c, EPOLLRDHUP);
-	push(&D.pinned, &D.pinned_n, &D.pinned_cap, c);
+	direct_fiber_push(&D.pinned, &D.pinned_n, &D.pinned_cap, c);
 	if (D.stats && D.stats->busy_since == 0) {
 		D.stats->busy_since = c->job_since;
 	}
@@ -108,14 +108,14 @@ void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *
 
 void direct_fiber_forget(direct_conn *c)
 {
-	drop(D.resumed, &D.resumed_n, c);
-	if (c->job && drop(D.pinned, &D.pinned_n, c)) {
+	direct_fiber_drop(D.resumed, &D.resumed_n, c);
+	if (c->job && direct_fiber_drop(D.pinned, &D.pinned_n, c)) {
 		c->job = 0;
-		publish_busy();
+		direct_fiber_publish_busy();
 	}
 }
 
-static direct_conn *pinned_by(uint32_t id)
+direct_conn *direct_fiber_pinned(uint32_t id)
 {
 	for (size_t i = 0; i < D.pinned_n; i++) {
 		if (D.pinned[i]->job == id) {
@@ -320,116 +320,4 @@ ZEND_FUNCTION(ferry_direct_poll)
 	zend_hash_next_index_insert_new(Z_ARRVAL_P(return_value), &jobs);
 	ZVAL_LONG(&v, flags);
 	zend_hash_next_index_insert_new(Z_ARRVAL_P(return_value), &v);
-}
-
-/*
- * Ferry\Ext\direct_answer_to(string $frames, ?string &$control): list<int>. The frames
- * php/worker wrote, from any of its jobs: a direct request's answer frames go to its
- * client (as direct_answer() writes them), all else is left in $control for the relay.
- * Returns the ids of the requests whose client is gone, whose answer was dropped (a
- * streamed answer takes that as its STOP).
- */
-ZEND_FUNCTION(ferry_direct_answer_to)
-{
-	zend_string *frames;
-	zval *control_out;
-
-	ZEND_PARSE_PARAMETERS_START(2, 2)
-		Z_PARAM_STR(frames)
-		Z_PARAM_ZVAL(control_out)
-	ZEND_PARSE_PARAMETERS_END();
-
-	smart_str control = {0};
-	array_init(return_value);
-	const uint8_t *p = (const uint8_t *) ZSTR_VAL(frames);
-	size_t left = ZSTR_LEN(frames);
-	while (left > 0) {
-		ferry_frame f;
-		if (ferry_frame_read(p, left, UINT32_MAX, &f) != FERRY_FRAME_OK) {
-			smart_str_free(&control);
-			zend_throw_error(NULL, "Ferry\\Ext\\direct_answer_to(): not a whole frame");
-			RETURN_THROWS();
-		}
-		const char *payload = (const char *) p + f.payload_offset;
-		uint32_t id = f.option_count >= 2 ? f.options[1] : 0;
-		if ((f.flags & FRAME_CONTROL) || !(id & DIRECT_FIBER_ID) || !D.fibers) {
-			smart_str_appendl(&control, (const char *) p, f.size);
-		} else {
-			direct_conn *c = pinned_by(id);
-			if (c) {
-				c->job_answered = true;
-				direct_answer_frame(c, &f, payload);
-				/* a part waits for its client, as in direct_serve(); a whole answer is the loop's to finish */
-				bool out = (f.stream_flags & 0x01) ? ferry_direct_flush_blocking(c, D.limits.write_ms) : direct_flush_some(c);
-				if (!out) {
-					direct_conn_close(c);
-					c = NULL;
-				}
-			}
-			if (!c) {
-				zval v;
-				ZVAL_LONG(&v, id);
-				zend_hash_next_index_insert(Z_ARRVAL_P(return_value), &v);
-			}
-		}
-		p += f.size;
-		left -= f.size;
-	}
-	if (control.s) {
-		ZEND_TRY_ASSIGN_REF_STR(control_out, control.s);
-	} else {
-		ZEND_TRY_ASSIGN_REF_EMPTY_STRING(control_out);
-	}
-}
-
-/* Ferry\Ext\direct_done(int $id): the job $id has ended, its answer written (or dropped). */
-ZEND_FUNCTION(ferry_direct_done)
-{
-	zend_long id;
-
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_LONG(id)
-	ZEND_PARSE_PARAMETERS_END();
-
-	direct_conn *c = id > 0 && id <= UINT32_MAX ? pinned_by((uint32_t) id) : NULL;
-	if (!c) {
-		return; /* its client is gone */
-	}
-	drop(D.pinned, &D.pinned_n, c);
-	c->job = 0;
-	publish_busy();
-	direct_remove_spooled(c);
-	if (!c->job_answered) {
-		/* it ended unanswered: its Fiber was destroyed as the worker ends (exit() in another) */
-		ferry_direct_fail(c, 502, "the worker died while handling the request");
-		c->close_after = true;
-	}
-	if (c->stream != STREAM_NONE) {
-		c->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
-		c->close_after = true;
-	}
-	push(&D.resumed, &D.resumed_n, &D.resumed_cap, c);
-}
-
-/*
- * The worker ends with requests in flight (exit() in a handler, a fatal error, which
- * php/worker has answered 500 by now): each client hears it as front mode's would, 502
- * when nothing of its answer went out, else the answer cut short.
- */
-void direct_fiber_shutdown(void)
-{
-	while (D.resumed_n > 0) {
-		direct_conn *c = D.resumed[D.resumed_n - 1];
-		ferry_direct_flush_blocking(c, D.limits.write_ms ? D.limits.write_ms : 1000);
-		direct_conn_close(c);
-	}
-	while (D.pinned_n > 0) {
-		direct_conn *c = D.pinned[D.pinned_n - 1];
-		if (!c->job_answered) {
-			ferry_direct_fail(c, 502, "the worker died while handling the request");
-		}
-		c->close_after = true;
-		ferry_direct_flush_blocking(c, D.limits.write_ms ? D.limits.write_ms : 1000);
-		direct_conn_close(c);
-	}
 }

@@ -83,6 +83,11 @@ void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *
 	bool https, const direct_form *form, zval *cookies, zend_string *body, uint32_t id);
 void direct_fiber_forget(direct_conn *c);
 void direct_fiber_shutdown(void);
+void direct_fiber_push(direct_conn ***list, size_t *n, size_t *cap, direct_conn *c);
+bool direct_fiber_drop(direct_conn **list, size_t *n, direct_conn *c);
+/* exec_ttl's clock: when the oldest request in flight started */
+void direct_fiber_publish_busy(void);
+direct_conn *direct_fiber_pinned(uint32_t id);
 
 /* ferry_direct_conn.c */
 void direct_set_deadline(direct_conn *c, uint64_t ms);

@@ -25,7 +25,17 @@ $until = static function (string $name) use (&$marks): bool {
     return isset($marks[$name]);
 };
 
-HttpWorker::create(fibers: true)->run(static function (Request $request) use (&$marks, $until): Response {
+// /upload's terminate hook holds its Fiber (after the answer) until the test releases it.
+$after = null;
+$http = HttpWorker::create(fibers: true);
+$http->worker()->onTerminate(static function () use (&$after, $until): void {
+    $name = $after;
+    $after = null;
+    if ($name !== null) {
+        $until("release $name");
+    }
+});
+$http->run(static function (Request $request) use (&$marks, &$after, $until): Response {
     $q = $request->query();
     $name = (string) ($q['name'] ?? '');
     switch ($request->path) {
@@ -47,6 +57,12 @@ HttpWorker::create(fibers: true)->run(static function (Request $request) use (&$
             Loop::sleep(((int) ($q['ms'] ?? 1)) / 1000);
 
             return Response::text("$name slept");
+        case '/upload':
+            $after = $name;
+
+            $file = (string) ($request->files()['doc']['tmp_name'] ?? '');
+
+            return Response::text(is_file($file) ? $file : "no upload: $file");
         case '/exit':
             exit(3);
         case '/release':
