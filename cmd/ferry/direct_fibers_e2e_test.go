@@ -252,7 +252,7 @@ func TestDirectFibersMaxJobs(t *testing.T) {
 		pids[body] = true
 	}
 	// A retiring worker still answers what its keep-alive connection sends in its grace.
-	if len(pids) < 2 || !strings.Contains(s.logText(), "served pool.max_jobs requests") {
+	if len(pids) < 2 || !waitLog(s, "served pool.max_jobs requests") {
 		t.Fatalf("7 requests at max_jobs 3 met %d workers, want 2 or more: %v\n%s", len(pids), pids, s.logText())
 	}
 }
@@ -346,5 +346,26 @@ func TestDirectFibersUploadsGoOnceAnswered(t *testing.T) {
 	other.expect("released u")
 	if !os.IsNotExist(statErr) {
 		t.Fatalf("the upload %s was still there once its request was answered (%v)", tmp, statErr)
+	}
+}
+
+// pool.max_concurrency bounds the requests in flight: past it, a connection's request
+// waits unread until one ends.
+func TestDirectFibersMaxConcurrency(t *testing.T) {
+	s := startFerry(t, strings.Replace(directFibersConfig(t), "max_concurrency: 8", "max_concurrency: 2", 1))
+	a, b, c := dialFiber(t, s), dialFiber(t, s), dialFiber(t, s)
+	a.send("/sleep?name=a&ms=800")
+	b.send("/sleep?name=b&ms=800")
+	if !waitLog(s, "sleeping a") || !waitLog(s, "sleeping b") {
+		t.Fatalf("/sleep did not start:\n%s", s.logText())
+	}
+	c.send("/sleep?name=c&ms=1")
+	c.expect("c slept")
+	a.expect("a slept")
+	b.expect("b slept")
+	log := s.logText()
+	started := strings.Index(log, "sleeping c")
+	if first := min(strings.Index(log, "slept a"), strings.Index(log, "slept b")); first < 0 || started < first {
+		t.Fatalf("the third request started before either of the two running ended:\n%s", log)
 	}
 }

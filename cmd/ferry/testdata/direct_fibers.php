@@ -55,6 +55,7 @@ $http->run(static function (Request $request) use (&$marks, &$after, $until): Re
         case '/sleep':
             fwrite(STDERR, "sleeping $name\n");
             Loop::sleep(((int) ($q['ms'] ?? 1)) / 1000);
+            fwrite(STDERR, "slept $name\n");
 
             return Response::text("$name slept");
         case '/upload':
