@@ -99,11 +99,21 @@ void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *
 	c->job_answered = false;
 	c->job_since = wall_ms();
 	c->deadline = 0; /* its handler's time is exec_ttl's to judge, not a read timeout's */
-	direct_conn_events(c, EPOLLRDHUP);
+	direct_fiber_watch(c);
 	direct_fiber_push(&D.pinned, &D.pinned_n, &D.pinned_cap, c);
 	if (D.stats && D.stats->busy_since == 0) {
 		D.stats->busy_since = c->job_since;
 	}
+}
+
+/*
+ * A pinned connection is not read (its next request waits in the kernel): it is watched
+ * for its client leaving (once: the event would repeat) and, while its answer has bytes
+ * left, for the client taking them.
+ */
+void direct_fiber_watch(direct_conn *c)
+{
+	direct_conn_events(c, (c->eof ? 0 : EPOLLRDHUP) | (direct_out_pending(c) ? EPOLLOUT : 0));
 }
 
 void direct_fiber_forget(direct_conn *c)
@@ -193,13 +203,19 @@ static void drain_sweep(void)
 static void on_event(direct_conn *c, uint32_t events, size_t room)
 {
 	if (c->job) {
-		/* running in PHP: only its client leaving is news (it is answered, or dropped, later) */
+		/* running in PHP: what is news is its client leaving, or taking more of its answer */
 		if (events & (EPOLLERR | EPOLLHUP)) {
 			direct_conn_close(c);
-		} else if (events & EPOLLRDHUP) {
-			c->eof = true;
-			direct_conn_events(c, 0);
+			return;
 		}
+		if (events & EPOLLRDHUP) {
+			c->eof = true;
+		}
+		if ((events & EPOLLOUT) && !direct_flush_some(c)) {
+			direct_conn_close(c);
+			return;
+		}
+		direct_fiber_watch(c);
 		return;
 	}
 	if (events & (EPOLLERR | EPOLLHUP)) {

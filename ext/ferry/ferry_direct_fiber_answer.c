@@ -53,11 +53,19 @@ ZEND_FUNCTION(ferry_direct_answer_to)
 					/* answered: its uploads go before the client can see the answer, as in front mode */
 					direct_remove_spooled(c);
 				}
-				/* a part waits for its client, as in direct_serve(); a whole answer is the loop's to finish */
-				bool out = (f.stream_flags & 0x01) ? ferry_direct_flush_blocking(c, D.limits.write_ms) : direct_flush_some(c);
+				/*
+				 * Written as far as the client takes it now, the rest by the loop: other
+				 * requests run meanwhile. Only past the high-water mark does a streamed
+				 * answer wait for its client (up to write_timeout), as a sequential one does.
+				 */
+				size_t queued = c->out.s ? ZSTR_LEN(c->out.s) - c->out_off : 0;
+				bool out = (f.stream_flags & 0x01) && queued > OUT_HIGH_WATER
+					? ferry_direct_flush_blocking(c, D.limits.write_ms) : direct_flush_some(c);
 				if (!out) {
 					direct_conn_close(c);
 					c = NULL;
+				} else {
+					direct_fiber_watch(c);
 				}
 			}
 			if (!c) {

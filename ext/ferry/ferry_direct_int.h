@@ -82,6 +82,7 @@ void direct_answer_frame(direct_conn *c, const ferry_frame *f, const char *paylo
 void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *remote, const char *host, size_t host_len,
 	bool https, const direct_form *form, zval *cookies, zend_string *body, uint32_t id);
 void direct_fiber_forget(direct_conn *c);
+void direct_fiber_watch(direct_conn *c);
 void direct_fiber_shutdown(void);
 void direct_fiber_push(direct_conn ***list, size_t *n, size_t *cap, direct_conn *c);
 bool direct_fiber_drop(direct_conn **list, size_t *n, direct_conn *c);
