@@ -48,7 +48,8 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExec
   TestPsr7StreamedBody TestEarlyHints TestMalformedTargetsAndHostsNeverReachPHP TestDescriptorExhaustionNeverStopsTheServer \
   TestTrustedProxies TestUnderscoresInHeadersKept TestLeakWatchNamesTheRequest TestLeakWatchReplayAnswersNoClient \
   TestEarlyHintsPipelined TestReloadEndsStreams TestTTLEndsStreams TestFlaggingABigAnswerDoesNotCopyIt \
-  TestSpoolLeftByADeadWorker TestMaxMemoryRetiresAWorkerThatKeepsMemory TestTerminateHookPastExecTTLKillsTheWorker
+  TestSpoolLeftByADeadWorker TestMaxMemoryRetiresAWorkerThatKeepsMemory TestTerminateHookPastExecTTLKillsTheWorker \
+  TestFatalErrorAnswersEveryFiber500 TestFiberModeRunsOnTheExtension
 empty :=
 space := $(empty) $(empty)
 

@@ -71,15 +71,6 @@ func inMode(yaml string) string {
 	return "server:\n  mode: direct\n" + yaml
 }
 
-// fibersFrontOnly skips a Fiber-mode case (mode holds `fibers: true`) in the
-// direct-mode run: pool.fibers is refused in direct mode (docs/direct.md).
-func fibersFrontOnly(t testing.TB, mode string) {
-	t.Helper()
-	if strings.Contains(mode, "fibers: true") {
-		frontOnly(t, "pool.fibers in direct mode")
-	}
-}
-
 // server is a real `ferry serve` process on a free port.
 type server struct {
 	url, admin, cfg string

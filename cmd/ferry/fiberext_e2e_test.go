@@ -19,6 +19,9 @@ func TestFiberModeRunsOnTheExtension(t *testing.T) {
 	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
 	for via, env := range map[string]string{"ext": "", "php": "  env:\n    FERRY_EXT_LOOP: \"0\"\n"} {
 		t.Run(via, func(t *testing.T) {
+			if via == "ext" {
+				frontOnly(t, "in direct mode PHP runs every request of a Fiber-mode worker; ext/ferry runs its connections")
+			}
 			s := startFerry(t, fiberExtConfig(env))
 			resp, body := get(t, s.url+"/")
 			expectStatus(t, resp, body, 200)

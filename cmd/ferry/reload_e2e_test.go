@@ -100,7 +100,6 @@ func TestReloadEndsStreams(t *testing.T) {
 }
 
 func reloadEndsStreams(t *testing.T, mode string) {
-	fibersFrontOnly(t, mode)
 	dir := t.TempDir()
 	// write_timeout and destroy_timeout well past the test's deadlines: the
 	// streams must end because they were told to, not by a timeout or a kill.
@@ -249,7 +248,6 @@ func TestReloadKillsAfterDestroyTimeout(t *testing.T) {
 func TestTTLEndsStreams(t *testing.T) {
 	for _, mode := range []struct{ name, cfg string }{{"sequential", ""}, {"fibers", "  fibers: true\n"}} {
 		t.Run(mode.name, func(t *testing.T) {
-			fibersFrontOnly(t, mode.cfg)
 			dir := t.TempDir()
 			cfg := strings.Replace(streamConfig(dir, mode.cfg, "  ttl: 1s\n  destroy_timeout: 60s\n"), "write_timeout: 1s", "write_timeout: 60s", 1)
 			s := startFerry(t, cfg)

@@ -55,7 +55,6 @@ func TestStreamedAnswers(t *testing.T) {
 }
 
 func streamedAnswers(t *testing.T, mode string) {
-	fibersFrontOnly(t, mode)
 	dir := t.TempDir()
 	s := startFerry(t, streamConfig(dir, mode))
 	_, pid := get(t, s.url+"/pid")

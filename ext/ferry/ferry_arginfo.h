@@ -173,7 +173,30 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_answer_bytes, 0, 2,
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, http10, _IS_BOOL, 0, "false")
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_poll_fd, 0, 2, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, fd, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, limits, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_poll, 0, 2, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, drain, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, room, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_answer_to, 0, 2, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, frames, IS_STRING, 0)
+	ZEND_ARG_INFO(1, control)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_direct_done, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, id, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(ferry_direct_serve);
+ZEND_FUNCTION(ferry_direct_poll_fd);
+ZEND_FUNCTION(ferry_direct_poll);
+ZEND_FUNCTION(ferry_direct_answer_to);
+ZEND_FUNCTION(ferry_direct_done);
 ZEND_FUNCTION(ferry_direct_answer);
 ZEND_FUNCTION(ferry_direct_answer_bytes);
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_forwarded_client, 0, 4, IS_ARRAY, 0)
@@ -236,6 +259,10 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(http_decode_chunked)
 	FERRY_FE(multipart_parse)
 	FERRY_FE(direct_serve)
+	FERRY_FE(direct_poll_fd)
+	FERRY_FE(direct_poll)
+	FERRY_FE(direct_answer_to)
+	FERRY_FE(direct_done)
 	FERRY_FE(direct_answer)
 	FERRY_FE(direct_answer_bytes)
 	FERRY_FE(forwarded_client)

@@ -51,7 +51,7 @@
 #define DIRECT_DRAINED 5 /* stopping: no connection is left */
 #define DIRECT_SERVED 6  /* max_jobs requests served: the worker asks to be retired */
 
-direct_state ferry_direct_state = {.epfd = -1, .lfd = -1, .relay = -1};
+direct_state ferry_direct_state = {.epfd = -1, .lfd = -1, .relay = -1, .timer = -1};
 direct_conn *ferry_direct_current;
 uint64_t ferry_direct_write_ms;
 char ferry_direct_tag_listen, ferry_direct_tag_relay;
@@ -145,10 +145,26 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 	smart_str_0(&ctx);
 	zval cookies;
 	ferry_direct_cookies(r, &cookies);
-	uint32_t id = ++D.next_id;
+	/* Fiber mode's ids have the top bit set: relay jobs run beside them, and answers go by id */
+	uint32_t id = D.fibers ? DIRECT_FIBER_ID | (++D.next_id & ~DIRECT_FIBER_ID) : ++D.next_id;
 	c->head_request = r->method_len == 4 && memcmp(r->method, "HEAD", 4) == 0;
 	c->http10 = r->minor == 0;
 	c->close_after = c->close_after || !r->keep_alive || D.draining;
+	if (D.fibers) {
+		c->served = true;
+		D.served++;
+		/* every request is PHP's, run in a Fiber beside the others (ferry_direct_fiber.c) */
+		direct_fiber_hand(c, r, remote, host, asked_len, https, &form, &cookies, body, id);
+		zval_ptr_dtor(&cookies);
+		if (host != small) {
+			efree(host);
+		}
+		smart_str_free(&form.form);
+		smart_str_free(&form.uploads);
+		smart_str_free(&form.paths);
+		smart_str_free(&ctx);
+		return STEP_PHP;
+	}
 	L->conn = c;
 	L->cookies = &cookies;
 	ferry_direct_current = c;
@@ -224,7 +240,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
  */
 static step process(ferry_loop *L, direct_conn *c)
 {
-	while (c->in_len > 0 && !c->close_after && c->file_fd < 0 && (!c->out.s || ZSTR_LEN(c->out.s) < OUT_HIGH_WATER)) {
+	while (c->in_len > 0 && !c->close_after && c->job == 0 && c->file_fd < 0 && (!c->out.s || ZSTR_LEN(c->out.s) < OUT_HIGH_WATER)) {
 		ferry_http_request r = {0};
 		r.fields = D.fields;
 		r.field_slots = MAX_FIELDS;
@@ -312,6 +328,9 @@ static step process(ferry_loop *L, direct_conn *c)
 		if (s != STEP_DONE) {
 			return s;
 		}
+		if (D.fibers) {
+			continue;
+		}
 		if (!ferry_loop_capture_clean(L) || !(D.draining ? session_quiet(L) : ferry_loop_worker_idle(L))) {
 			handed_status = DIRECT_AGAIN;
 			return STEP_PHP; /* the PHP loop has something to do first (a queued frame, stopping, output) */
@@ -359,6 +378,11 @@ static step serve_conn(ferry_loop *L, direct_conn *c)
 }
 
 
+
+step direct_serve_one(direct_conn *c)
+{
+	return serve_conn(NULL, c);
+}
 
 #define LIMIT_IN(ht, key) ({ zval *z_ = zend_hash_str_find(ht, key, sizeof(key) - 1); \
 	z_ && Z_TYPE_P(z_) == IS_LONG && Z_LVAL_P(z_) > 0 ? (uint64_t) Z_LVAL_P(z_) : 0; })
@@ -468,10 +492,17 @@ static bool setup(zend_long lfd, int relay, HashTable *limits)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ferry_direct_tag_relay};
-	epoll_ctl(D.epfd, EPOLL_CTL_ADD, relay, &ev);
+	if (relay >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ferry_direct_tag_relay};
+		epoll_ctl(D.epfd, EPOLL_CTL_ADD, relay, &ev);
+	}
 	D.ready = true;
 	return true;
+}
+
+bool direct_setup(zend_long lfd, int relay, HashTable *limits)
+{
+	return setup(lfd, relay, limits);
 }
 
 ZEND_FUNCTION(ferry_direct_serve)
@@ -654,6 +685,23 @@ stepped:
 	RETURN_LONG(handed_status);
 }
 
+void direct_answer_frame(direct_conn *c, const ferry_frame *fr, const char *payload)
+{
+	ferry_frame f = *fr;
+	size_t clen = f.option_count >= 1 && f.options[0] <= f.length ? f.options[0] : 0;
+	bool error = (f.flags & 0x40) != 0;
+	bool stream = (f.stream_flags & 0x01) != 0;
+	size_t before = c->out.s ? ZSTR_LEN(c->out.s) : 0;
+	if (!ferry_direct_answer(c, payload, error ? 0 : clen, payload + (error ? f.length : clen),
+		error ? 0 : f.length - clen, stream, error)) {
+		if (before == 0 && c->stream == STREAM_NONE) {
+			ferry_direct_fail(c, 502, "the worker sent an invalid response");
+		} else {
+			c->close_after = true;
+		}
+	}
+}
+
 /*
  * Ferry\Ext\direct_answer(string $frames, ?string &$control): the frames php/worker wrote
  * while it finished the current connection's job (DirectLoop's sink). Answer frames go to
@@ -698,17 +746,10 @@ ZEND_FUNCTION(ferry_direct_answer)
 			continue; /* the client is gone: the answer is dropped */
 		}
 		wrote = true;
-		size_t clen = f.option_count >= 1 && f.options[0] <= f.length ? f.options[0] : 0;
-		bool error = (f.flags & 0x40) != 0;
-		bool stream = (f.stream_flags & 0x01) != 0;
-		size_t before = c->out.s ? ZSTR_LEN(c->out.s) : 0;
-		if (!ferry_direct_answer(c, payload, error ? 0 : clen, payload + (error ? f.length : clen),
-			error ? 0 : f.length - clen, stream, error)) {
-			if (before == 0 && c->stream == STREAM_NONE) {
-				ferry_direct_fail(c, 502, "the worker sent an invalid response");
-			} else {
-				c->close_after = true;
-			}
+		direct_answer_frame(c, &f, payload);
+		if (!(f.stream_flags & 0x01)) {
+			/* answered: its uploads go before the client can see the answer, as in front mode */
+			direct_remove_spooled(c);
 		}
 		p += f.size;
 		left -= f.size;
@@ -721,9 +762,6 @@ ZEND_FUNCTION(ferry_direct_answer)
 	if (!c) {
 		RETURN_FALSE;
 	}
-	if (wrote && c->stream == STREAM_NONE) {
-		ferry_direct_answered(c);
-	}
 	if (wrote && !ferry_direct_flush_blocking(c, ferry_direct_write_ms)) {
 		c->close_after = true;
 		RETURN_FALSE;
@@ -734,4 +772,7 @@ ZEND_FUNCTION(ferry_direct_answer)
 void ferry_direct_rshutdown(void)
 {
 	serving = false;
+	if (D.fibers) {
+		direct_fiber_shutdown();
+	}
 }

@@ -61,6 +61,9 @@ typedef struct direct_conn {
 	uint64_t file_left;
 	uint64_t deadline;  /* ms on the monotonic clock; 0: none */
 	char remote[64];    /* ip:port, as the front names it */
+	uint32_t job;       /* fiber mode: the id of its request running in PHP, 0 for none (ferry_direct_fiber.c) */
+	uint64_t job_since; /* wall-clock ms that request was handed */
+	bool job_answered;  /* bytes of that request's answer were written */
 	smart_str spooled;  /* files of a multipart body its running request holds, each NUL-terminated */
 	struct direct_conn *prev, *next;
 } direct_conn;

@@ -72,6 +72,9 @@ void ferry_direct_answered(direct_conn *c)
 
 void direct_conn_close(direct_conn *c)
 {
+	if (D.fibers) {
+		direct_fiber_forget(c);
+	}
 	direct_remove_spooled(c);
 	if (ferry_direct_current == c) {
 		ferry_direct_current = NULL;

@@ -56,6 +56,14 @@ typedef struct {
 	/* the page the server reads (FERRY_DIRECT_STATS), or NULL */
 	volatile struct direct_stats *stats;
 	ferry_http_field fields[MAX_FIELDS];
+	/* fiber mode (Ferry\Ext\direct_poll(), ferry_direct_fiber.c) */
+	bool fibers;
+	int timer;           /* a timerfd in the epoll set, due at next_deadline: PHP's loop wakes for it */
+	zval batch;          /* the requests handed since the last poll: [id, context, body] each */
+	direct_conn **pinned; /* the connections whose request runs in PHP */
+	size_t pinned_n, pinned_cap;
+	direct_conn **resumed; /* answered since the last poll: their next request, or their idle wait */
+	size_t resumed_n, resumed_cap;
 } direct_state;
 
 extern direct_state ferry_direct_state;
@@ -64,6 +72,25 @@ extern direct_state ferry_direct_state;
 extern char ferry_direct_tag_listen, ferry_direct_tag_relay;
 
 typedef enum { STEP_MORE, STEP_DONE, STEP_PHP, STEP_THROWN } step;
+
+/* ferry_direct.c, for ferry_direct_fiber.c */
+#define DIRECT_FIBER_ID 0x80000000u
+bool direct_setup(zend_long lfd, int relay, HashTable *limits);
+step direct_serve_one(direct_conn *c);
+#include "ferry_frame.h"
+void direct_answer_frame(direct_conn *c, const ferry_frame *f, const char *payload);
+
+/* ferry_direct_fiber.c */
+void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *remote, const char *host, size_t host_len,
+	bool https, const direct_form *form, zval *cookies, zend_string *body, uint32_t id);
+void direct_fiber_forget(direct_conn *c);
+void direct_fiber_watch(direct_conn *c);
+void direct_fiber_shutdown(void);
+void direct_fiber_push(direct_conn ***list, size_t *n, size_t *cap, direct_conn *c);
+bool direct_fiber_drop(direct_conn **list, size_t *n, direct_conn *c);
+/* exec_ttl's clock: when the oldest request in flight started */
+void direct_fiber_publish_busy(void);
+direct_conn *direct_fiber_pinned(uint32_t id);
 
 /* ferry_direct_conn.c */
 void direct_set_deadline(direct_conn *c, uint64_t ms);

@@ -32,10 +32,6 @@ func (k *checker) direct(c *Config) {
 		k.at([]string{"server.static.dir", "server.mode"},
 			"static files are served by the front, and in server.mode: direct the front serves only server.tls.address, which is not set: serve them from the proxy in front, or use server.mode: front")
 	}
-	if p.Fibers {
-		k.at([]string{"pool.fibers", "server.mode"},
-			"server.mode: direct runs sequential workers only (docs/direct.md): turn pool.fibers off, or use server.mode: front")
-	}
 	if p.ReforkAfter > 0 {
 		k.at([]string{"pool.refork_after", "server.mode"},
 			"a direct-mode worker holds client connections, which a mold must not hand down to the workers forked from it: leave pool.refork_after at 0")

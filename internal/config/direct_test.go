@@ -33,7 +33,6 @@ func TestDirectModeRefusals(t *testing.T) {
 			"ferry.yaml:7: server.tls.redirect: the redirect is answered on server.address"},
 		{"server:\n  mode: direct\n  static:\n    dir: " + dir + "\n", "ferry.yaml:4: server.static.dir: static files are served by the front"},
 		{"server:\n  mode: direct\npool:\n  idle_ttl: 1m\n", "ferry.yaml:4: pool.idle_ttl: in server.mode: direct the server does not see the requests"},
-		{"server:\n  mode: direct\npool:\n  fibers: true\n", "ferry.yaml:4: pool.fibers: server.mode: direct runs sequential workers only"},
 		{"server:\n  mode: direct\npool:\n  refork_after: 100\n", "ferry.yaml:4: pool.refork_after: a direct-mode worker holds client connections"},
 	}
 	for _, c := range cases {

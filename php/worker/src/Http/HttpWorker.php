@@ -7,6 +7,7 @@ namespace Ferry\Worker\Http;
 use Ferry\Worker\Internal\Fiber\FiberRunner;
 use Ferry\Worker\Internal\Native\ExtRequest;
 use Ferry\Worker\Internal\Native\NativeFibers;
+use Ferry\Worker\Internal\Native\DirectFibers;
 use Ferry\Worker\Internal\Native\DirectLoop;
 use Ferry\Worker\Internal\Native\NativeLoop;
 use Ferry\Worker\Internal\SequentialRunner;
@@ -128,10 +129,18 @@ final class HttpWorker
         if (DirectLoop::wanted()) {
             // server.mode: direct. A worker that cannot serve direct says why and leaves
             // "direct" out of its handshake: the server then fails its boot with that reason.
-            if ($this->ext && !$this->globals && $this->script === null && DirectLoop::available($session)) {
+            // Fiber mode runs every request in PHP (no ext path): only the connections are C's.
+            if (($this->ext || $session->fibers) && !$this->globals && $this->script === null && DirectLoop::available($session)) {
                 $session->direct = true;
                 $session->handshake();
                 StreamedAnswer::serving($session);
+                if ($session->fibers) {
+                    // Every request of every connection runs in a Fiber on the worker's loop.
+                    $loop = $session->loop ??= Loop::get();
+                    (new FiberRunner($session, $loop, null, new DirectFibers($session)))->run($handle);
+
+                    return;
+                }
                 (new SequentialRunner($session, null, new DirectLoop($session, $handler, $resume, $handle)))->run($handle);
 
                 return;

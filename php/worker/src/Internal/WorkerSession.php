@@ -9,6 +9,7 @@ use Ferry\Worker\FrameCodec;
 use Ferry\Worker\FrameParser;
 use Ferry\Worker\Internal\Fork\Zygote;
 use Ferry\Worker\Internal\Leak\LeakWatch;
+use Ferry\Worker\Internal\Native\DirectFibers;
 use Ferry\Worker\Internal\Native\NativeLoop;
 use Ferry\Worker\Internal\Output\FiberCapture;
 use Ferry\Worker\Internal\Output\OutputCapture;
@@ -361,7 +362,7 @@ final class WorkerSession
         // The server would otherwise count this worker free as soon as the answer is in, and
         // send the next request to wait behind the hooks while another worker idles. ('' is
         // a leak replay's: nothing is written.)
-        $finishing = !$job->answered && \strlen($answer) >= 12;
+        $finishing = !$job->answered && \strlen($answer) >= 12 && !($this->direct && DirectFibers::owns($job->payload->id));
         if ($finishing) {
             $answer[10] = \chr(\ord($answer[10]) | Frame::FINISHING);
         }

@@ -7,11 +7,13 @@ namespace Ferry\Worker\Internal\Fiber;
 use Ferry\Worker\Frame;
 use Ferry\Worker\FrameCodec;
 use Ferry\Worker\Internal\JobFrames;
+use Ferry\Worker\Internal\Native\DirectFibers;
 use Ferry\Worker\Internal\Native\NativeFibers;
 use Ferry\Worker\Internal\Output\OutputCapture;
 use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
 use Ferry\Worker\LoopInterface;
+use Ferry\Worker\Payload;
 use Ferry\Worker\Relay\RelayException;
 use Ferry\Worker\Worker;
 
@@ -23,6 +25,10 @@ use Ferry\Worker\Worker;
  * other jobs start. Each job's Fiber writes its answer as soon as the job is done, in any
  * order, then runs its terminate hooks; then its slot is free and the Fiber goes back to the
  * pool (FiberPool) for a later job.
+ *
+ * In direct mode ($direct) the worker's HTTP connections are on the loop too: ext/ferry's
+ * epoll set is a readable stream, and each whole request it reads becomes a job like a
+ * relayed one (DirectFibers).
  */
 final class FiberRunner
 {
@@ -32,11 +38,17 @@ final class FiberRunner
     private ?\Closure $reader = null;
     /** what reading or writing the relay threw: the stream is unusable, so the worker must end */
     private ?\Throwable $relayFailure = null;
+    private ?int $directId = null;
+    /** direct requests ended so far */
+    private int $directEnded = 0;
+    /** @var list<Payload> direct requests read while every slot was taken */
+    private array $directQueue = [];
 
     public function __construct(
         private readonly WorkerSession $session,
         private readonly LoopInterface $loop,
         private readonly ?NativeFibers $native = null,
+        private readonly ?DirectFibers $direct = null,
     ) {
         $native?->attach(
             function (Job $job): void {
@@ -61,14 +73,15 @@ final class FiberRunner
         try {
             while (true) {
                 $this->startQueued($pool);
+                $this->startDirect($pool);
                 $this->rethrowRelayFailure();
                 $this->session->flush();
-                $idle = $this->active === [] && !$this->session->hasQueuedJobs();
+                $idle = $this->active === [] && !$this->session->hasQueuedJobs() && $this->directQueue === [];
                 if ($this->session->isStopping()) {
-                    if ($idle) {
+                    if ($idle && ($this->direct === null || $this->direct->drained())) {
                         return;
                     }
-                } elseif ($idle && $this->nothingElseToWaitFor()) {
+                } elseif ($idle && $this->direct === null && $this->nothingElseToWaitFor()) {
                     // Only the relay can bring work: read it the way a sequential worker
                     // does, without a select() first.
                     $pool->trim();
@@ -80,6 +93,7 @@ final class FiberRunner
                     continue;
                 }
                 $this->watchRelay(!$this->session->isStopping() && !$this->session->hasQueuedJobs());
+                $this->watchDirect($this->direct !== null && $this->directRoom() > 0);
                 if ($this->active !== [] && !$this->canResume()) {
                     $this->failStuckJobs();
                     continue;
@@ -98,8 +112,66 @@ final class FiberRunner
             }
         } finally {
             $this->watchRelay(false);
+            $this->watchDirect(false);
             $pool->trim(all: true);
             $this->native?->trim(all: true);
+        }
+    }
+
+    /** Free slots for direct requests (the relay's jobs take theirs first). */
+    private function directRoom(): int
+    {
+        return $this->session->maxConcurrency - \count($this->active) - \count($this->directQueue);
+    }
+
+    /**
+     * Starts the direct requests read whole since the last look, as many as the slots
+     * allow; the rest wait here (at most one per connection, whose next one C holds back).
+     */
+    private function startDirect(FiberPool $pool): void
+    {
+        if ($this->direct === null) {
+            return;
+        }
+        $capture = $this->session->capture;
+        do {
+            // A job that never waits ends inside start(), its connection's next request read
+            // by the next poll, which nothing on the loop would wake us for.
+            $ended = $this->directEnded;
+            // Polled even with no room: answered connections are settled (written, expired, closed).
+            foreach ($this->direct->poll($this->directRoom()) as $payload) {
+                $this->directQueue[] = $payload;
+            }
+            while ($this->directQueue !== [] && \count($this->active) < $this->session->maxConcurrency) {
+                $job = new Job(array_shift($this->directQueue), $capture);
+                $this->active[spl_object_id($job)] = $job;
+                $pool->start($job);
+            }
+        } while ($ended !== $this->directEnded);
+    }
+
+    /** Wakes the loop for the direct connections while a slot is free to run what they send. */
+    private function watchDirect(bool $want): void
+    {
+        if ($want && $this->directId === null) {
+            \assert($this->direct !== null);
+            // Nothing to do here: the runner polls after every tick.
+            $this->directId = $this->loop->onReadable($this->direct->events(), static function (): void {
+            });
+        } elseif (!$want && $this->directId !== null) {
+            $this->loop->cancel($this->directId);
+            $this->directId = null;
+        }
+    }
+
+    /** A job has left its slot: a direct connection may go on with its next request. */
+    private function ended(Job $job): void
+    {
+        unset($this->active[spl_object_id($job)]);
+        $job->fiber = null;
+        if ($this->direct !== null && DirectFibers::owns($job->payload->id)) {
+            $this->directEnded++;
+            $this->direct->done($job->payload->id);
         }
     }
 
@@ -139,8 +211,7 @@ final class FiberRunner
                 return false;
             } finally {
                 // The slot is free once the terminate hooks are done.
-                unset($this->active[spl_object_id($job)]);
-                $job->fiber = null;
+                $this->ended($job);
             }
         };
     }
@@ -219,12 +290,13 @@ final class FiberRunner
      */
     private function canResume(): bool
     {
-        if ($this->readerId === null) {
-            return $this->loop->hasPending();
-        }
+        $relay = $this->readerId !== null;
+        $direct = $this->directId !== null;
         $this->watchRelay(false);
+        $this->watchDirect(false);
         $pending = $this->loop->hasPending();
-        $this->watchRelay(true);
+        $this->watchRelay($relay);
+        $this->watchDirect($direct);
 
         return $pending;
     }
@@ -237,7 +309,7 @@ final class FiberRunner
      */
     private function failStuckJobs(): void
     {
-        foreach ($this->active as $key => $job) {
+        foreach ($this->active as $job) {
             $id = $job->payload->id;
             $message = "job $id suspended its Fiber outside the worker's event loop, with nothing on the loop to resume it "
                 . '(only wait through Ferry\Worker\Loop, or a client driven by it)';
@@ -255,9 +327,8 @@ final class FiberRunner
                 continue; // answered, or suspended again in a terminate hook: the next check sees it
             }
             // It caught the exception and suspended again: answer for it and let it go.
-            unset($this->active[$key]);
-            $job->fiber = null;
             $this->session->deliver($job, FrameCodec::encode(Frame::ERROR, [0, $id], $message));
+            $this->ended($job);
         }
     }
 }

@@ -53,10 +53,15 @@ final class DirectLoop
         return getenv('FERRY_DIRECT_FD') !== false;
     }
 
-    /** Whether this worker can serve direct: ext/ferry with its loop, sequential, on a stream relay. */
+    /** Whether this worker can serve direct: ext/ferry with its loop, on a stream relay. */
     public static function available(WorkerSession $session): bool
     {
-        return \function_exists('Ferry\Ext\direct_serve') && !$session->fibers
+        if ($session->fibers) {
+            // Fiber mode: PHP runs every request, and the extension only the connections.
+            return DirectFibers::available() && $session->relay instanceof StreamRelay;
+        }
+
+        return \function_exists('Ferry\Ext\direct_serve')
             && $session->relay instanceof StreamRelay
             && ($session->capture instanceof SapiCapture || $session->capture instanceof SyncCapture)
             && NativeContract::agreed();
@@ -67,7 +72,8 @@ final class DirectLoop
     {
         return match (true) {
             !\function_exists('Ferry\Ext\direct_serve') => 'server.mode: direct needs ext/ferry loaded in the workers (ext/ferry/README.md)',
-            $session->fibers => 'server.mode: direct does not run pool.fibers yet',
+            $session->fibers && !DirectFibers::available() => 'server.mode: direct with pool.fibers needs an ext/ferry with Ferry\Ext\direct_poll() (rebuild it)',
+            $session->fibers => 'server.mode: direct with pool.fibers needs HttpWorker on a stream relay',
             default => 'server.mode: direct needs a sequential HttpWorker on a pipes relay with ext/ferry\'s loop',
         };
     }
