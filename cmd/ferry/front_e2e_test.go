@@ -266,6 +266,25 @@ func TestReadHeaderAndIdleTimeouts(t *testing.T) {
 	}
 }
 
+// A connection that sends nothing is refused at read_header_timeout with a
+// 408, as one that sends half a header is: idle_timeout is the wait between
+// two requests, not before the first. (In direct mode it waited idle_timeout,
+// so a flood of silent connections held every worker's share of
+// max_connections for that long.)
+func TestSilentConnectionTimesOutAtReadHeaderTimeout(t *testing.T) {
+	s := startFerry(t, strings.Replace(appConfig(""), "max_body_size: 1MiB", "max_body_size: 1MiB\n  read_header_timeout: 300ms\n  idle_timeout: 60s", 1))
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(c)
+	if !strings.HasPrefix(string(b), "HTTP/1.1 408") {
+		t.Fatalf("a connection that sent nothing: %q %v, want 408", b, err)
+	}
+}
+
 // idle_timeout 0 means read_timeout, as documented, not read_header_timeout.
 func TestIdleTimeoutZeroUsesReadTimeout(t *testing.T) {
 	s := startFerry(t, strings.Replace(appConfig(""), "max_body_size: 1MiB", "max_body_size: 1MiB\n  read_header_timeout: 300ms\n  read_timeout: 20s\n  idle_timeout: 0s", 1))

@@ -173,7 +173,8 @@ void direct_accept_some(size_t most)
 		}
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
 		epoll_ctl(D.epfd, EPOLL_CTL_ADD, fd, &ev);
-		direct_set_deadline(c, D.limits.idle_ms ? D.limits.idle_ms : D.limits.read_header_ms);
+		/* its first request's head is due within read_header_timeout, as a later one's is once begun */
+		direct_set_deadline(c, D.limits.read_header_ms ? D.limits.read_header_ms : D.limits.idle_ms);
 	}
 	if (D.limits.max_connections && D.count >= D.limits.max_connections) {
 		direct_watch_listener(false);
@@ -404,8 +405,8 @@ void direct_expire(void)
 	for (direct_conn *c = D.conns, *next; c; c = next) {
 		next = c->next;
 		if (c->deadline && c->deadline <= now) {
-			if (c->phase == CONN_READING && c->started && !c->close_after) {
-				/* too slow to send its request: 408, as the front answers it, then the linger */
+			if (c->phase == CONN_READING && (c->started || (!c->served && !c->graced)) && !c->close_after) {
+				/* too slow to send its request (or its first one): 408, as the front answers it, then the linger */
 				direct_refuse(c, 408, "request timeout");
 				direct_settle(c);
 				continue;
