@@ -99,6 +99,19 @@ static bool session_quiet(ferry_loop *L)
 
 static zend_long handed_status;
 
+/* What run_job() made for one request, once the request is handed on or done. */
+static void job_free(zval *cookies, char *host, const char *small, direct_form *form, smart_str *ctx)
+{
+	zval_ptr_dtor(cookies);
+	if (host != small) {
+		efree(host);
+	}
+	smart_str_free(&form->form);
+	smart_str_free(&form->uploads);
+	smart_str_free(&form->paths);
+	smart_str_free(ctx);
+}
+
 /* One job for the request r whose body is body: run in C, or handed to PHP. */
 static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_string *body)
 {
@@ -155,14 +168,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		D.served++;
 		/* every request is PHP's, run in a Fiber beside the others (ferry_direct_fiber.c) */
 		direct_fiber_hand(c, r, remote, host, asked_len, https, &form, &cookies, body, id);
-		zval_ptr_dtor(&cookies);
-		if (host != small) {
-			efree(host);
-		}
-		smart_str_free(&form.form);
-		smart_str_free(&form.uploads);
-		smart_str_free(&form.paths);
-		smart_str_free(&ctx);
+		job_free(&cookies, host, small, &form, &ctx);
 		return STEP_PHP;
 	}
 	L->conn = c;
@@ -223,14 +229,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 	} else {
 		direct_remove_spooled(c);
 	}
-	zval_ptr_dtor(&cookies);
-	if (host != small) {
-		efree(host);
-	}
-	smart_str_free(&form.form);
-	smart_str_free(&form.uploads);
-	smart_str_free(&form.paths);
-	smart_str_free(&ctx);
+	job_free(&cookies, host, small, &form, &ctx);
 	return s;
 }
 
