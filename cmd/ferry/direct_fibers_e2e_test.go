@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -257,9 +258,11 @@ func TestDirectFibersMaxJobs(t *testing.T) {
 	}
 }
 
+var errGatewayTimeout = errors.New("504")
+
 // exec_ttl times the oldest request in flight: shorter ones that start and end beside it
-// do not hide it, and the worker running it past exec_ttl is killed (its client's
-// connection closes, as in sequential direct mode).
+// do not hide it, and the worker running it past exec_ttl ends, its client answered the
+// front's 504 (it saw its connection close).
 func TestDirectFibersExecTTLTimesTheOldestRequest(t *testing.T) {
 	s := startFerry(t, strings.Replace(directFibersConfig(t), "  max_concurrency: 8\n", "  max_concurrency: 8\n  exec_ttl: 1s\n", 1))
 	held := dialFiber(t, s)
@@ -269,14 +272,19 @@ func TestDirectFibersExecTTLTimesTheOldestRequest(t *testing.T) {
 	}
 	ended := make(chan error, 1)
 	go func() {
-		_, err := http.ReadResponse(held.r, nil)
+		resp, err := http.ReadResponse(held.r, nil)
+		if err == nil && resp.StatusCode != http.StatusGatewayTimeout {
+			err = fmt.Errorf("status %d, want the front's 504", resp.StatusCode)
+		} else if err == nil {
+			err = errGatewayTimeout
+		}
 		ended <- err
 	}()
 	for i := 0; ; i++ {
 		select {
 		case err := <-ended:
-			if err == nil {
-				t.Fatalf("the request past exec_ttl was answered")
+			if err != errGatewayTimeout {
+				t.Fatalf("the request past exec_ttl: %v", err)
 			}
 			if !waitLog(s, "request exceeded exec_ttl") {
 				t.Fatalf("the connection closed, but not for exec_ttl:\n%s", s.logText())

@@ -197,7 +197,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		ferry_direct_flush_blocking(c, D.limits.write_ms ? D.limits.write_ms : 1000);
 	}
 	if (D.stats && outcome != JOB_RESUME && outcome != JOB_DECLINED) {
-		ferry_direct_ttl_disarm();
+		ferry_direct_ttl_disarm(c);
 		D.stats->busy_since = 0;
 		D.stats->requests = (uint64_t) D.served;
 	}
@@ -567,7 +567,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 	/* The connection PHP just finished a job for goes on where it stopped; before the drain's
 	 * sweep, which then finds it idle like the others and gives it its grace. */
 	if (D.stats) {
-		ferry_direct_ttl_disarm();
+		ferry_direct_ttl_disarm(ferry_direct_current);
 		D.stats->busy_since = 0;
 		D.stats->requests = (uint64_t) D.served;
 	}

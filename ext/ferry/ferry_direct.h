@@ -63,6 +63,7 @@ typedef struct direct_conn {
 	char remote[64];    /* ip:port, as the front names it */
 	uint32_t job;       /* fiber mode: the id of its request running in PHP, 0 for none (ferry_direct_fiber.c) */
 	uint64_t job_since; /* wall-clock ms that request was handed */
+	int ttl_slot;       /* its request may get exec_ttl's 504 from slot ttl_slot - 1 (ferry_direct_ttl.c); 0: none */
 	bool job_answered;  /* bytes of that request's answer were written */
 	smart_str spooled;  /* files of a multipart body its running request holds, each NUL-terminated */
 	struct direct_conn *prev, *next;

@@ -392,7 +392,7 @@ void ferry_direct_empty(direct_conn *c, int status)
 
 void ferry_direct_fail(direct_conn *c, int status, const char *message)
 {
-	ferry_direct_ttl_disarm(); /* its answer is under way: no 504 may follow */
+	ferry_direct_ttl_disarm(c); /* its answer is under way: no 504 may follow */
 	answer_head h = {0};
 	h.status = status;
 	smart_str_appends(&h.type, "text/plain; charset=utf-8");
@@ -409,9 +409,9 @@ void ferry_direct_fail(direct_conn *c, int status, const char *message)
 bool ferry_direct_answer(direct_conn *c, const char *context, size_t context_len, const char *body, size_t body_len,
 	bool stream, bool error)
 {
-	ferry_direct_ttl_disarm(); /* its answer is under way: no 504 may follow */
+	ferry_direct_ttl_disarm(c); /* its answer is under way: no 504 may follow */
 	if (stream) {
-		ferry_direct_ttl_progress();
+		ferry_direct_ttl_progress(c);
 	}
 	if (error) {
 		/* an ERROR answer: the job failed in PHP, and its message is for the log, not the client */

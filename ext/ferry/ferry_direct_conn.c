@@ -72,6 +72,7 @@ void ferry_direct_answered(direct_conn *c)
 
 void direct_conn_close(direct_conn *c)
 {
+	ferry_direct_ttl_disarm(c); /* its descriptor is about to be another's */
 	if (D.fibers) {
 		direct_fiber_forget(c);
 	}

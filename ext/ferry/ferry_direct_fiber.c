@@ -104,6 +104,7 @@ void direct_fiber_hand(direct_conn *c, const ferry_http_request *r, const char *
 	if (D.stats && D.stats->busy_since == 0) {
 		D.stats->busy_since = c->job_since;
 	}
+	ferry_direct_ttl_arm(c, c->job_since);
 }
 
 /*

@@ -115,9 +115,9 @@ void direct_expire(void);
 void ferry_direct_ttl_install(void);
 /* c's request, started at since (ms), may be answered 504 until it writes anything */
 void ferry_direct_ttl_arm(direct_conn *c, uint64_t since);
-void ferry_direct_ttl_disarm(void);
-/* a streamed answer's part went out */
-void ferry_direct_ttl_progress(void);
+void ferry_direct_ttl_disarm(direct_conn *c);
+/* a part of c's streamed answer went out */
+void ferry_direct_ttl_progress(direct_conn *c);
 
 /* ferry_direct_json.c: a cursor over one JSON text */
 typedef struct {
