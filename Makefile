@@ -46,7 +46,7 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestReloadDurin
   TestWorkersGetAWebMemoryLimit TestSuperglobalsDoNotCarryOver TestFatalErrorAnswers500 TestFatalErrorCutsAStreamedAnswer \
   TestStreamedAnswers TestLargeStreamedBody TestSSEExample TestShutdownEndsStreams TestStreamedAnswerHTTP10 \
   TestPsr7StreamedBody TestEarlyHints TestMalformedTargetsAndHostsNeverReachPHP TestDescriptorExhaustionNeverStopsTheServer \
-  TestTrustedProxies TestUnderscoresInHeadersKept
+  TestTrustedProxies TestUnderscoresInHeadersKept TestRequestIDs TestAccessLogReopensOnSIGUSR1
 empty :=
 space := $(empty) $(empty)
 

@@ -16,6 +16,7 @@
 #include "php.h"
 #include "zend_smart_str.h"
 #include "ferry_http.h"
+#include "ferry_direct_log.h"
 
 typedef struct {
 	ferry_http_limits http;
@@ -62,6 +63,7 @@ typedef struct direct_conn {
 	uint64_t deadline;  /* ms on the monotonic clock; 0: none */
 	char remote[64];    /* ip:port, as the front names it */
 	smart_str spooled;  /* files of a multipart body its running request holds, each NUL-terminated */
+	ferry_dlog_req log; /* its request in flight: id and access log line (ferry_direct_log.c) */
 	struct direct_conn *prev, *next;
 } direct_conn;
 

@@ -53,7 +53,8 @@ typedef struct {
 	char **forbid;
 	/* the page the server reads (FERRY_DIRECT_STATS), or NULL */
 	volatile struct direct_stats *stats;
-	ferry_http_field fields[MAX_FIELDS];
+	/* one slot more than the parser may fill: the request id a request without one is given */
+	ferry_http_field fields[MAX_FIELDS + 1];
 } direct_state;
 
 extern direct_state ferry_direct_state;

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Direct mode's access log and request ids (ext/ferry/ferry_direct_log.c) against the
+// front's (internal/observe): a log pipeline must not care which mode served a request.
+
+// logServer is a server of mode whose access log, in format, goes to log.
+type logServer struct {
+	*server
+	log string
+}
+
+func startLogServer(t *testing.T, mode, format string, workers int) *logServer {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "access.log")
+	s := startFerry(t, fmt.Sprintf(`server:
+  address: "%%ADDR%%"
+  mode: %s
+  request_id: true
+  access_log: {enabled: true, format: %s, path: %q}
+admin:
+  socket: "%%ADMIN%%"
+pool:
+  command: ["php", "%%DIR%%/testdata/app.php"]
+  num_workers: %d
+`, mode, format, log, workers))
+	return &logServer{server: s, log: log}
+}
+
+// lines waits until the log holds n lines and returns them.
+func (s *logServer) lines(t *testing.T, n int) []string {
+	t.Helper()
+	var got []string
+	until(t, fmt.Sprintf("%d lines in %s", n, s.log), 15*time.Second, func() bool {
+		b, _ := os.ReadFile(s.log)
+		got = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		if len(b) == 0 {
+			got = nil
+		}
+		return len(got) >= n
+	})
+	if len(got) != n {
+		t.Fatalf("%d lines in the access log, want %d:\n%s", len(got), n, strings.Join(got, "\n"))
+	}
+	return got
+}
+
+// logExchange sends raw on a connection of its own and reads the answer (to method).
+func logExchange(t *testing.T, addr, method, raw string) *http.Response {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("%q: %v", raw, err)
+	}
+	readAll(t, resp)
+	return resp
+}
+
+// logCases are requests with what a log line must survive: quotes, backslashes, controls,
+// invalid and valid UTF-8 in the fields the line quotes, repeated fields, HTTP/1.0, HEAD,
+// the server's own answers (OPTIONS *, a worker's exit, an exception) and a file answer.
+// The first word of each is its method; each is told apart in the log by its case=N. A
+// request the parser refuses (a control byte in a field: case 3) is logged by neither.
+const cutCase = "15"
+
+func logCases() []string {
+	h := "Host: example.test\r\nConnection: close\r\n"
+	return []string{
+		"GET /echo?case=0 HTTP/1.1\r\n" + h + "User-Agent: t\xc3\xa9st \"agent\" \\ back\r\nReferer: http://r.test/\xff\xfe\"\r\nX-Request-Id: given-0\r\n\r\n",
+		"POST /echo?case=1 HTTP/1.1\r\n" + h + "Content-Length: 3\r\nX-Request-Id: bad id\r\n\r\nabc",
+		"HEAD /echo?case=2 HTTP/1.1\r\n" + h + "\r\n",
+		"GET /echo?case=3&q=%22x%22&u=%C3%A9 HTTP/1.1\r\n" + h + "User-Agent: a\tb\x7fc\x01d\r\n\r\n",
+		"GET /nowhere?case=4 HTTP/1.1\r\n" + h + "User-Agent: one\r\nUser-Agent: two\r\nReferer: first\r\nReferer: second\r\n\r\n",
+		"GET /big?n=7&case=5 HTTP/1.0\r\nHost: example.test\r\nX-Request-Id: " + strings.Repeat("x", 129) + "\r\n\r\n",
+		"GET /big?n=7&case=6 HTTP/1.1\r\n" + h + "User-Agent:\r\nX-Request-Id: a-Z_0.9:/+=@\r\n\r\n",
+		"GET /echo?case=7&\xc3\xa9\xff HTTP/1.1\r\n" + h + "User-Agent: " + strings.Repeat("ü", 60) + "\r\n\r\n",
+		"GET /file?case=8 HTTP/1.1\r\n" + h + "\r\n",
+		"GET /big?case=9&n=5000 HTTP/1.1\r\n" + h + "\r\n",
+		"GET /throw?case=10 HTTP/1.1\r\n" + h + "\r\n",
+		"GET /crash?case=11 HTTP/1.1\r\n" + h + "\r\n",
+		"GET http://example.test/echo?case=12 HTTP/1.1\r\n" + h + "\r\n",
+		"OPTIONS * HTTP/1.1\r\n" + h + "User-Agent: case=13\r\n\r\n",
+		"GET /echo?case=14 HTTP/1.1\r\n" + h + "User-Agent: a\tb\x7fc\r\n\r\n",
+		// cutCase: past what a line may hold in PIPE_BUF, direct mode cuts the fields
+		"GET /big?n=1&case=15&" + strings.Repeat("u", 3000) + " HTTP/1.1\r\n" + h + "User-Agent: " + strings.Repeat("\"", 3000) +
+			"\r\nReferer: " + strings.Repeat("r", 3000) + "\r\n\r\n",
+	}
+}
+
+var (
+	caseOf       = regexp.MustCompile(`case=(\d+)`)
+	madeID       = regexp.MustCompile(`^[0-9a-f]{16}-[0-9a-z]+$`)
+	jsonTime     = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
+	combinedLine = regexp.MustCompile(`^(\S+) - - \[(\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] "([^"]*)" (\d+) (\d+) "([^"]*)" "([^"]*)" (\S+) (\d+\.\d{6}) (\d+\.\d{6}) (\d+\.\d{6}) (-|\d+)$`)
+	seconds6     = regexp.MustCompile(`^\d+\.\d{6}$`)
+)
+
+// jsonFields is a JSON line's keys in order and their values as written.
+func jsonFields(t *testing.T, line string) ([]string, map[string]string) {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("not a JSON line: %v\n%s", err, line)
+	}
+	d := json.NewDecoder(strings.NewReader(line))
+	d.Token()
+	var keys []string
+	vals := map[string]string{}
+	for d.More() {
+		k, _ := d.Token()
+		var v json.RawMessage
+		d.Decode(&v)
+		keys = append(keys, k.(string))
+		vals[k.(string)] = string(v)
+	}
+	return keys, vals
+}
+
+// comparable is a line's fields by name, with the values that differ from run to run
+// (times, pid, a made id) checked for their form and then blanked.
+func comparable(t *testing.T, format, line string) map[string]string {
+	t.Helper()
+	var f map[string]string
+	if format == "json" {
+		keys, vals := jsonFields(t, line)
+		want := "time request_id remote method uri proto status bytes duration queue_wait php pid referer user_agent"
+		if strings.Join(keys, " ") != want {
+			t.Errorf("fields %v, want %s", keys, want)
+		}
+		f = vals
+		var tm, id string
+		json.Unmarshal([]byte(f["time"]), &tm)
+		json.Unmarshal([]byte(f["request_id"]), &id)
+		if !jsonTime.MatchString(tm) {
+			t.Errorf("time %q in %s", tm, line)
+		}
+		f["time"], f["request_id"] = "", strings.Trim(f["request_id"], `"`)
+		for _, k := range []string{"duration", "queue_wait", "php"} {
+			if !seconds6.MatchString(f[k]) {
+				t.Errorf("%s %q in %s", k, f[k], line)
+			}
+			f[k] = ""
+		}
+		f["pid"] = fmt.Sprint(f["pid"] != "0")
+	} else {
+		m := combinedLine.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("not a combined line: %q", line)
+		}
+		f = map[string]string{"remote": m[1], "request": m[3], "status": m[4], "bytes": m[5], "referer": m[6],
+			"user_agent": m[7], "request_id": m[8], "pid": fmt.Sprint(m[12] != "-")}
+	}
+	if madeID.MatchString(f["request_id"]) {
+		f["request_id"] = "(made)"
+	}
+	return f
+}
+
+// byCase maps each line to the case whose request it logs.
+func byCase(t *testing.T, lines []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, l := range lines {
+		m := caseOf.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("a line of no case: %q", l)
+		}
+		if out[m[1]] != "" {
+			t.Fatalf("case %s logged twice:\n%s\n%s", m[1], out[m[1]], l)
+		}
+		out[m[1]] = l
+	}
+	return out
+}
+
+func TestDirectAccessLogMatchesTheFront(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	for _, format := range []string{"json", "combined"} {
+		t.Run(format, func(t *testing.T) {
+			front, direct := startLogServer(t, "front", format, 1), startLogServer(t, "direct", format, 1)
+			cases := logCases()
+			logged := 0
+			for i, raw := range cases {
+				method, _, _ := strings.Cut(raw, " ")
+				a := logExchange(t, front.host(), method, raw)
+				b := logExchange(t, direct.host(), method, raw)
+				if a.StatusCode != b.StatusCode {
+					t.Errorf("case %d: status %d from the front, %d direct", i, a.StatusCode, b.StatusCode)
+				}
+				if a.StatusCode == http.StatusBadRequest && a.Header.Get("X-Request-Id") == "" {
+					if b.Header.Get("X-Request-Id") != "" {
+						t.Errorf("case %d: refused by the front's parser, given an id direct", i)
+					}
+					continue // fasthttp refuses it before the front's handler: no id, no line
+				}
+				logged++
+				for _, r := range []*http.Response{a, b} {
+					if id := r.Header.Values("X-Request-Id"); len(id) != 1 || !madeID.MatchString(id[0]) && !strings.Contains(raw, "X-Request-Id: "+id[0]+"\r\n") {
+						t.Errorf("case %d: X-Request-Id %q in the answer", i, id)
+					}
+				}
+			}
+			fl, dl := byCase(t, front.lines(t, logged)), byCase(t, direct.lines(t, logged))
+			for i := range cases {
+				k := fmt.Sprint(i)
+				if fl[k] == "" {
+					if dl[k] != "" {
+						t.Errorf("case %d logged direct only: %s", i, dl[k])
+					}
+					continue
+				}
+				f, d := comparable(t, format, fl[k]), comparable(t, format, dl[k])
+				for name, v := range f {
+					if k == cutCase && (name == "uri" || name == "request" || name == "user_agent" || name == "referer") {
+						v = strings.TrimSuffix(v, " HTTP/1.1")
+						if cut := strings.TrimSuffix(strings.TrimSuffix(d[name], " HTTP/1.1"), `"`); len(dl[k]) > 4096 || len(cut) >= len(v) || !strings.HasPrefix(v, cut) {
+							t.Errorf("case %s: %s %s direct, want a cut of the front's %s, the line (%d bytes) in PIPE_BUF",
+								k, name, d[name], v, len(dl[k]))
+						}
+						continue
+					}
+					if d[name] != v {
+						t.Errorf("case %d: %s %s from the front, %s direct\nfront:  %s\ndirect: %s", i, name, v, d[name], fl[k], dl[k])
+					}
+				}
+			}
+		})
+	}
+}
+
+// Requests of many clients to two workers: every line whole, one per request, each with the
+// id its client sent. Lines of ~0.9 KiB fill the workers' buffers and the pipe quickly.
+func TestDirectAccessLogLinesNeverInterleave(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	s := startLogServer(t, "direct", "json", 2)
+	const clients, each = 8, 150
+	ua := strings.Repeat("agent/1.0 ", 70) + "end" // under the cut (FIELD_UA)
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for g := 0; g < clients; g++ {
+		wg.Go(func() {
+			for i := 0; i < each; i++ {
+				req, _ := http.NewRequest("GET", fmt.Sprintf("%s/pid?client=%d&i=%d", s.url, g, i), nil)
+				req.Header.Set("User-Agent", ua)
+				req.Header.Set("X-Request-Id", fmt.Sprintf("c%d-%d", g, i))
+				resp, err := c.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	pids := map[string]bool{}
+	for _, l := range s.lines(t, clients*each) {
+		var e struct {
+			ID  string `json:"request_id"`
+			URI string `json:"uri"`
+			PID int    `json:"pid"`
+			UA  string `json:"user_agent"`
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("a line that does not parse (interleaved?): %v\n%q", err, l)
+		}
+		var g, i int
+		if _, err := fmt.Sscanf(e.URI, "/pid?client=%d&i=%d", &g, &i); err != nil || e.ID != fmt.Sprintf("c%d-%d", g, i) || e.UA != ua {
+			t.Fatalf("line of %q logs id %q: %s", e.URI, e.ID, l)
+		}
+		if seen[e.ID] {
+			t.Fatalf("%s logged twice", e.ID)
+		}
+		seen[e.ID] = true
+		pids[fmt.Sprint(e.PID)] = true
+	}
+	if len(pids) != 2 {
+		t.Errorf("lines of workers %v, want both workers' lines", pids)
+	}
+}
+
+// Off, the workers get no pipe: no FIFO is made, nothing is logged, no id is echoed.
+func TestDirectAccessLogOffMakesNoPipe(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	for _, on := range []bool{false, true} {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		log := filepath.Join(t.TempDir(), "access.log")
+		s := startFerry(t, fmt.Sprintf(`server:
+  address: "%%ADDR%%"
+  mode: direct
+  access_log: {enabled: %v, path: %q}
+admin:
+  socket: "%%ADMIN%%"
+pool:
+  command: ["php", "%%DIR%%/testdata/app.php"]
+  num_workers: 1
+`, on, log))
+		resp, body := get(t, s.url+"/env?name=FERRY_DIRECT_LIMITS")
+		pipes, _ := filepath.Glob(filepath.Join(tmp, "ferry-access-*", "access.fifo"))
+		if strings.Contains(body, "access_log") != on || (len(pipes) == 1) != on || resp.Header.Get("X-Request-Id") != "" {
+			t.Errorf("access log %v: pipes %v, X-Request-Id %q, FERRY_DIRECT_LIMITS %s", on, pipes, resp.Header.Get("X-Request-Id"), body)
+		}
+		if on {
+			(&logServer{server: s, log: log}).lines(t, 1)
+			s.cmd.Process.Signal(syscall.SIGTERM)
+			<-s.exited
+			if left, _ := filepath.Glob(filepath.Join(tmp, "ferry-access-*")); len(left) != 0 {
+				t.Errorf("%v left behind after the server stopped", left)
+			}
+		} else if b, _ := os.ReadFile(log); len(b) != 0 {
+			t.Errorf("access log off, yet: %s", b)
+		}
+	}
+}
