@@ -66,30 +66,43 @@ func (l *AccessLog) OpenDirectFIFO(dir string) (*DirectFIFO, error) {
 func (f *DirectFIFO) copy(l *AccessLog) {
 	defer close(f.done)
 	buf := make([]byte, 64<<10)
-	var part []byte // a line whose end has not been read yet
+	var j lineJoiner
 	for {
 		n, err := f.r.Read(buf)
-		if n > 0 {
-			b := buf[:n]
-			if len(part) > 0 {
-				part = append(part, b...)
-				b = part
-			}
-			if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-				l.writeLines(b[:i+1])
-				b = b[i+1:]
-			}
-			part = append(part[:0], b...)
-		}
+		j.feed(buf[:n], l.writeLines)
 		if err != nil {
-			if !errors.Is(err, io.EOF) || len(part) == 0 {
-				return
+			if errors.Is(err, io.EOF) {
+				j.end(l.writeLines)
 			}
-			// A writer died mid-line, which whole writes rule out: kept
-			// as its own line, never glued to the next worker's.
-			l.writeLines(append(part, '\n'))
 			return
 		}
+	}
+}
+
+// lineJoiner hands on whole lines only, however the reads cut them.
+type lineJoiner struct {
+	part []byte // a line whose end has not been read yet
+}
+
+// feed passes the whole lines that b completes to emit.
+func (j *lineJoiner) feed(b []byte, emit func([]byte)) {
+	if len(j.part) > 0 {
+		j.part = append(j.part, b...)
+		b = j.part
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		emit(b[:i+1])
+		b = b[i+1:]
+	}
+	j.part = append(j.part[:0], b...)
+}
+
+// end passes on what is left once every writer has gone: a line cut short
+// (whole writes rule it out) ends there, never glued to another's.
+func (j *lineJoiner) end(emit func([]byte)) {
+	if len(j.part) > 0 {
+		emit(append(j.part, '\n'))
+		j.part = j.part[:0]
 	}
 }
 
