@@ -376,3 +376,53 @@ pool:
 		}
 	}
 }
+
+// A server that does not read the FIFO (stopped here with SIGSTOP, as a stalled disk would
+// hold it) must not hold up serving: the workers' writes fail at once when the pipe is
+// full, the lines of those writes are dropped, and a worker says so on its stderr.
+func TestDirectAccessLogFullPipeDropsLinesNotRequests(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	s := startLogServer(t, "direct", "json", 1)
+	ua := strings.Repeat("u", 700)
+	c := &http.Client{Timeout: 10 * time.Second}
+	send := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			req, _ := http.NewRequest("GET", s.url+"/pid", nil)
+			req.Header.Set("User-Agent", ua)
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatalf("request %d while the server is stopped: %v", i, err)
+			}
+			readAll(t, resp)
+		}
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			s.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	const n = 300 // ~300 KB of lines: past a pipe's 64 KiB
+	send(n)
+	s.cmd.Process.Signal(syscall.SIGCONT)
+	stopped = false
+	s.logged(t, "[warning] access log:", "lines dropped so far")
+	send(1) // served and logged as before
+	var lines []string
+	until(t, "the line of the request after SIGCONT", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(s.log)
+		lines = strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		return len(lines) > 1 && len(lines) < n+1 && strings.Contains(lines[len(lines)-1], ua)
+	})
+	for _, l := range lines {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("a line that does not parse: %v\n%q", err, l)
+		}
+	}
+	t.Logf("%d of %d lines kept", len(lines), n+1)
+}
