@@ -57,7 +57,7 @@ void ferry_dlog_finish(struct direct_conn *c);
 void ferry_dlog_free(struct direct_conn *c);
 /* Writes the buffered lines, or drops them when the server's pipe is full. */
 void ferry_dlog_flush(void);
-/* epoll_wait(), with the buffered lines written first whenever it would block. */
+/* epoll_wait(), waking in time to write lines buffered for FLUSH_AFTER_MS, and writing them once they are that old. */
 int ferry_dlog_wait(int epfd, void *events, int max, int timeout);
 
 /* For tests (and the fuzzer): whether the front's validRequestID() would take s. */
