@@ -284,7 +284,7 @@ func TestDirectAccessLogMatchesTheFront(t *testing.T) {
 }
 
 // Requests of many clients to two workers: every line whole, one per request, each with the
-// id its client sent. Lines of ~0.9 KiB fill the workers' buffers and the pipe quickly.
+// id its client sent or one its worker made. Lines of ~0.9 KiB fill the workers' buffers and the pipe quickly.
 func TestDirectAccessLogLinesNeverInterleave(t *testing.T) {
 	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
 	s := startLogServer(t, "direct", "json", 2)
@@ -300,7 +300,9 @@ func TestDirectAccessLogLinesNeverInterleave(t *testing.T) {
 			for i := 0; i < each; i++ {
 				req, _ := http.NewRequest("GET", fmt.Sprintf("%s/pid?client=%d&i=%d", s.url, g, i), nil)
 				req.Header.Set("User-Agent", ua)
-				req.Header.Set("X-Request-Id", fmt.Sprintf("c%d-%d", g, i))
+				if i%5 != 0 { // else the worker makes one
+					req.Header.Set("X-Request-Id", fmt.Sprintf("c%d-%d", g, i))
+				}
 				resp, err := c.Do(req)
 				if err != nil {
 					errs <- err
@@ -317,6 +319,7 @@ func TestDirectAccessLogLinesNeverInterleave(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	pids := map[string]bool{}
+	prefixes := map[int]string{} // of the ids each worker made
 	for _, l := range s.lines(t, clients*each) {
 		var e struct {
 			ID  string `json:"request_id"`
@@ -328,7 +331,10 @@ func TestDirectAccessLogLinesNeverInterleave(t *testing.T) {
 			t.Fatalf("a line that does not parse (interleaved?): %v\n%q", err, l)
 		}
 		var g, i int
-		if _, err := fmt.Sscanf(e.URI, "/pid?client=%d&i=%d", &g, &i); err != nil || e.ID != fmt.Sprintf("c%d-%d", g, i) || e.UA != ua {
+		_, err := fmt.Sscanf(e.URI, "/pid?client=%d&i=%d", &g, &i)
+		if i%5 == 0 && madeID.MatchString(e.ID) {
+			prefixes[e.PID] = e.ID[:16]
+		} else if err != nil || e.ID != fmt.Sprintf("c%d-%d", g, i) || e.UA != ua {
 			t.Fatalf("line of %q logs id %q: %s", e.URI, e.ID, l)
 		}
 		if seen[e.ID] {
@@ -339,6 +345,18 @@ func TestDirectAccessLogLinesNeverInterleave(t *testing.T) {
 	}
 	if len(pids) != 2 {
 		t.Errorf("lines of workers %v, want both workers' lines", pids)
+	}
+	// Forked from one zygote, each worker still draws a prefix of its own.
+	if len(prefixes) != 2 || prefixes[0] != "" {
+		t.Errorf("the ids' prefixes by worker: %v, want two", prefixes)
+	} else {
+		var p []string
+		for _, v := range prefixes {
+			p = append(p, v)
+		}
+		if p[0] == p[1] {
+			t.Errorf("two workers made ids with the same prefix %s", p[0])
+		}
 	}
 }
 

@@ -16,12 +16,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// opsConfig is appConfig with keys added to server, admin and pool (direct mode in the
-// direct-mode run, as appConfig).
+// opsConfig is appConfig with keys added to server, admin and pool.
 func opsConfig(server, admin, pool string) string {
-	if directMode {
-		server = "  mode: direct\n" + server
-	}
 	return `server:
   address: "%ADDR%"
 ` + server + `admin:
@@ -30,6 +26,15 @@ func opsConfig(server, admin, pool string) string {
   command: ["php", "%DIR%/testdata/app.php"]
   num_workers: 2
 ` + pool
+}
+
+// inMode adds server.mode: direct to opsConfig's server keys in the direct-mode run (the
+// Makefile's test-direct), for a test that holds in both modes.
+func inMode(server string) string {
+	if directMode {
+		return "  mode: direct\n" + server
+	}
+	return server
 }
 
 // scrape parses the exposition format as Prometheus would.
@@ -180,7 +185,7 @@ func TestPrometheusMetrics(t *testing.T) {
 }
 
 func TestRequestIDs(t *testing.T) {
-	s := startFerry(t, opsConfig("  request_id: true\n", "", ""))
+	s := startFerry(t, opsConfig(inMode("  request_id: true\n"), "", ""))
 	idOf := func(header string) (sent, echoed string) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", s.url+"/echo", nil)
@@ -228,7 +233,7 @@ func TestRequestIDs(t *testing.T) {
 func TestAccessLogReopensOnSIGUSR1(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "access.log")
-	s := startFerry(t, opsConfig("  request_id: true\n  access_log: {enabled: true, format: json, path: \""+path+"\"}\n", "", ""))
+	s := startFerry(t, opsConfig(inMode("  request_id: true\n  access_log: {enabled: true, format: json, path: \""+path+"\"}\n"), "", ""))
 	req, _ := http.NewRequest("GET", s.url+"/echo?q=\"x\"", nil)
 	req.Header.Set("X-Request-Id", "first-request")
 	req.Header.Set("User-Agent", `tést "agent"`)
