@@ -424,7 +424,7 @@ func TestDirectAccessLogFullPipeDropsLinesNotRequests(t *testing.T) {
 			s.cmd.Process.Signal(syscall.SIGCONT)
 		}
 	}()
-	const n = 300 // ~300 KB of lines: past a pipe's 64 KiB
+	const n = 1600 // ~1.4 MB of lines: past the FIFO's 1 MiB
 	send(n)
 	s.cmd.Process.Signal(syscall.SIGCONT)
 	stopped = false
