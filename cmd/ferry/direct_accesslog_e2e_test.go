@@ -84,7 +84,8 @@ func logExchange(t *testing.T, addr, method, raw string) *http.Response {
 // logCases are requests with what a log line must survive: quotes, backslashes, controls,
 // invalid and valid UTF-8 in the fields the line quotes, repeated fields, HTTP/1.0, HEAD,
 // the server's own answers (OPTIONS *, a worker's exit, an exception) and a file answer.
-// The first word of each is its method; each is told apart in the log by its case=N. A
+// The first word of each is its method; each is told apart in the log by its case=N, N its
+// index. A
 // request the parser refuses (a control byte in a field: case 3) is logged by neither.
 const cutCase = "15"
 
@@ -137,6 +138,9 @@ func logCases() []string {
 		// cutCase: past what a line may hold in PIPE_BUF, direct mode cuts the fields
 		"GET /big?n=1&case=15&" + strings.Repeat("u", 3000) + " HTTP/1.1\r\n" + h + "User-Agent: " + strings.Repeat("\"", 3000) +
 			"\r\nReferer: " + strings.Repeat("r", 3000) + "\r\n\r\n",
+		// answers in parts (chunked; close-delimited for HTTP/1.0): no bytes counted, as the front counts them
+		"GET /parts?case=16 HTTP/1.1\r\n" + h + "X-Request-Id: parts\r\n\r\n",
+		"GET /parts?case=17 HTTP/1.0\r\nHost: example.test\r\n\r\n",
 	}
 }
 
@@ -235,6 +239,10 @@ func TestDirectAccessLogMatchesTheFront(t *testing.T) {
 			cases = append(cases, randomLogCases(34, len(cases), 120)...)
 			logged := 0
 			for i, raw := range cases {
+				if !strings.Contains(raw, fmt.Sprintf("case=%d&", i)) && !strings.Contains(raw, fmt.Sprintf("case=%d ", i)) &&
+					!strings.Contains(raw, fmt.Sprintf("case=%d\r", i)) {
+					t.Fatalf("case %d is not named case=%d: %.60q", i, i, raw)
+				}
 				method, _, _ := strings.Cut(raw, " ")
 				a := logExchange(t, front.host(), method, raw)
 				b := logExchange(t, direct.host(), method, raw)
@@ -248,9 +256,12 @@ func TestDirectAccessLogMatchesTheFront(t *testing.T) {
 					continue // fasthttp refuses it before the front's handler: no id, no line
 				}
 				logged++
-				for _, r := range []*http.Response{a, b} {
+				for j, r := range []*http.Response{a, b} {
+					if j == 0 && strings.HasPrefix(raw, "GET /parts") {
+						continue // the front's echo can miss an answer in parts (its head may be out before the handler returns)
+					}
 					if id := r.Header.Values("X-Request-Id"); len(id) != 1 || !madeID.MatchString(id[0]) && !strings.Contains(raw, "X-Request-Id: "+id[0]+"\r\n") {
-						t.Errorf("case %d: X-Request-Id %q in the answer", i, id)
+						t.Errorf("case %d: X-Request-Id %q in the %s answer %v", i, id, []string{"front's", "direct"}[j], r.Header)
 					}
 				}
 			}
@@ -273,6 +284,9 @@ func TestDirectAccessLogMatchesTheFront(t *testing.T) {
 								k, name, d[name], v, len(dl[k]))
 						}
 						continue
+					}
+					if name == "pid" && strings.HasPrefix(cases[i], "GET /parts") {
+						continue // the front, which logs an answer in parts as it starts, knows no pid yet; a worker does
 					}
 					if d[name] != v {
 						t.Errorf("case %d: %s %s from the front, %s direct\nfront:  %s\ndirect: %s", i, name, v, d[name], fl[k], dl[k])

@@ -55,6 +55,9 @@ $worker->run(static function (Request $r) use (&$counter): Response {
         case '/server-id':
             // What the request id reached PHP as, in the $_SERVER shape (HTTP_X_REQUEST_ID).
             return Response::text((string)($r->server()['HTTP_X_REQUEST_ID'] ?? '(none)'));
+        case '/parts':
+            // An answer in parts: the access log counts no bytes for it, as fasthttp declares no length.
+            return Response::stream(['a', 'b', 'c'], 201, ['Content-Type' => 'text/plain']);
         case '/pid':
             return Response::text((string)getmypid());
         case '/grow':
