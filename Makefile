@@ -49,7 +49,8 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExec
   TestTrustedProxies TestUnderscoresInHeadersKept TestLeakWatchNamesTheRequest TestLeakWatchReplayAnswersNoClient \
   TestEarlyHintsPipelined TestReloadEndsStreams TestTTLEndsStreams TestFlaggingABigAnswerDoesNotCopyIt \
   TestSpoolLeftByADeadWorker TestMaxMemoryRetiresAWorkerThatKeepsMemory TestTerminateHookPastExecTTLKillsTheWorker \
-  TestFatalErrorAnswersEveryFiber500 TestFiberModeRunsOnTheExtension
+  TestFatalErrorAnswersEveryFiber500 TestFiberModeRunsOnTheExtension \
+  TestRequestIDs TestAccessLogReopensOnSIGUSR1
 empty :=
 space := $(empty) $(empty)
 

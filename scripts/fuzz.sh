@@ -38,6 +38,7 @@ fuzz ./internal/gateway FuzzForwarded 3s &&
 fuzz ./internal/phplog FuzzOutputFormats 5s &&
 fuzz ./internal/observe FuzzTraceparent 3s &&
 fuzz ./internal/observe FuzzTracestate 3s &&
+fuzz ./internal/observe FuzzLineJoiner 3s &&
 fuzz ./internal/observe/otlp FuzzAppendRequest 5s &&
 fuzz ./internal/observe/otlp FuzzDecodeResponse 5s &&
 fuzz ./internal/observe/otlp FuzzParsePairs 3s &&

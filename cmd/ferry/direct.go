@@ -32,7 +32,22 @@ type directLimits struct {
 	Underscores int `json:"underscores_in_headers"`
 	// server.uploads: how the worker reads a multipart body, as internal/multipart does for the front
 	Uploads directUploads `json:"uploads"`
+	// server.request_id: 1 keeps or makes X-Request-Id as the front does
+	RequestID int `json:"request_id,omitempty"`
+	// server.access_log: absent when off
+	AccessLog *directAccessLog `json:"access_log,omitempty"`
 }
+
+// directAccessLog is where and how a worker writes its access log lines:
+// the server reads them from the FIFO into its own log (observe.DirectFIFO).
+type directAccessLog struct {
+	Format string `json:"format"`
+	FIFO   string `json:"fifo"`
+}
+
+// directAccessFIFO is the FIFO of the running server's access log, "" when
+// it has none; set once, before the pool starts (ops.go).
+var directAccessFIFO string
 
 // directUploads is server.uploads as the front's multipart.Limits take it (cmd/ferry
 // options.go): the file bytes are bounded by max_body_size.
@@ -76,6 +91,12 @@ func directLimitsJSON(c *config.Config) string {
 	}
 	if s.UnderscoreHeaders {
 		l.Underscores = 1
+	}
+	if s.RequestID {
+		l.RequestID = 1
+	}
+	if s.AccessLog.Enabled && directAccessFIFO != "" {
+		l.AccessLog = &directAccessLog{Format: s.AccessLog.Format, FIFO: directAccessFIFO}
 	}
 	u := &s.Uploads
 	l.Uploads = directUploads{Dir: u.Dir, MaxFiles: u.MaxFiles, MaxParts: u.MaxParts,

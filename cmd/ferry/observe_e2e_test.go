@@ -204,6 +204,21 @@ func TestRequestIDs(t *testing.T) {
 			t.Errorf("invalid id %q: PHP saw %q, the response carried %q; want a new id for both", bad, php, out)
 		}
 	}
+	// HTTP_X_REQUEST_ID, as a framework's $_SERVER-shaped request reads it; and a response's own X-Request-Id gives way to the echo.
+	for _, sent := range []string{"", "from-client"} {
+		req, _ := http.NewRequest("GET", s.url+"/server-id", nil)
+		if sent != "" {
+			req.Header.Set("X-Request-Id", sent)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp)
+		if out := resp.Header.Values("X-Request-Id"); len(out) != 1 || body != out[0] || sent != "" && body != sent {
+			t.Errorf("sent %q: HTTP_X_REQUEST_ID %q, the response carried %q", sent, body, out)
+		}
+	}
 }
 
 func TestAccessLogReopensOnSIGUSR1(t *testing.T) {

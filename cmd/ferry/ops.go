@@ -29,6 +29,7 @@ type ops struct {
 	metrics *observe.Metrics
 	health  *observe.Health
 	alog    *observe.AccessLog
+	fifo    *observe.DirectFIFO // direct mode: the workers' lines come through it
 	tracing *observe.Tracing
 	notify  *observe.Notifier
 	tcp     []*http.Server
@@ -52,6 +53,15 @@ func newOps(cfg *config.Config, log *slog.Logger) (*ops, error) {
 			return nil, err
 		}
 		o.alog = l
+		if cfg.Server.Direct() {
+			f, err := l.OpenDirectFIFO(os.TempDir())
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			o.fifo = f
+			directAccessFIFO = f.Path
+		}
 	}
 	if tr := cfg.Server.Tracing; tr.Enabled {
 		t, err := observe.NewTracing(tr.Endpoint, tr.ServiceName, tr.SampleRatio, log)
@@ -181,6 +191,10 @@ func (o *ops) close() {
 		errs = append(errs, s.Close())
 	}
 	o.tcp = nil
+	if o.fifo != nil {
+		errs = append(errs, o.fifo.Close()) // the workers' last lines, before the log closes
+		o.fifo = nil
+	}
 	if o.alog != nil {
 		errs = append(errs, o.alog.Close())
 	}

@@ -38,6 +38,7 @@
 #include "php_ferry.h"
 #include "ferry_direct.h"
 #include "ferry_direct_int.h"
+#include "ferry_direct_log.h"
 #include "ferry_forwarded.h"
 #include "ferry_frame.h"
 #include "ferry_loop.h"
@@ -120,6 +121,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 	if (!D.underscores) {
 		drop_underscored(r);
 	}
+	ferry_dlog_begin(c, r);
 	ferry_client client;
 	const char *remote = c->remote, *asked = r->host;
 	size_t asked_len = r->host_len;
@@ -145,6 +147,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		smart_str_free(&ctx);
 		c->head_request = false;
 		ferry_direct_fail(c, refused, why ? why : "malformed multipart body");
+		ferry_dlog_finish(c);
 		return STEP_DONE;
 	}
 	ferry_direct_context(&ctx, r, remote, host, asked_len, https, &form, NULL);
@@ -168,6 +171,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		D.served++;
 		/* every request is PHP's, run in a Fiber beside the others (ferry_direct_fiber.c) */
 		direct_fiber_hand(c, r, remote, host, asked_len, https, &form, &cookies, body, id);
+		ferry_dlog_run(c, true);
 		job_free(&cookies, host, small, &form, &ctx);
 		return STEP_PHP;
 	}
@@ -183,6 +187,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		ferry_direct_ttl_arm(c, D.stats->busy_since);
 	}
 	size_t before = c->out.s ? ZSTR_LEN(c->out.s) : 0;
+	ferry_dlog_run(c, true);
 	/* With the leak watch, PHP serves each request whole, to check between requests. */
 	ferry_job_outcome outcome = D.php_path ? JOB_DECLINED : ferry_loop_serve_job(L, id, ZSTR_VAL(ctx.s), ZSTR_LEN(ctx.s), body);
 	bool fatal = PG(last_error_message) && (PG(last_error_type) & (E_ERROR | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR
@@ -193,6 +198,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		if ((c->out.s ? ZSTR_LEN(c->out.s) : 0) == before && c->stream == STREAM_NONE) {
 			ferry_direct_fail(c, 502, "the worker died while handling the request");
 		}
+		ferry_dlog_run(c, false);
 		c->close_after = true;
 		ferry_direct_flush_blocking(c, D.limits.write_ms ? D.limits.write_ms : 1000);
 	}
@@ -228,6 +234,7 @@ static step run_job(ferry_loop *L, direct_conn *c, ferry_http_request *r, zend_s
 		s = STEP_THROWN;
 	} else {
 		direct_remove_spooled(c);
+		ferry_dlog_finish(c);
 	}
 	job_free(&cookies, host, small, &form, &ctx);
 	return s;
@@ -314,11 +321,13 @@ static step process(ferry_loop *L, direct_conn *c)
 			body = length ? zend_string_init(c->in + head_len, length, 0) : ZSTR_EMPTY_ALLOC();
 		}
 		if (asterisk) {
+			ferry_dlog_begin(c, &r); /* the front logs its own answer to OPTIONS * too; before r's bytes move */
 			zend_string_release(body);
 			direct_consume(c, end);
 			c->head_request = false;
 			c->close_after = c->close_after || !r.keep_alive || D.draining;
 			ferry_direct_empty(c, 200);
+			ferry_dlog_finish(c);
 			continue;
 		}
 		step s = run_job(L, c, &r, body);
@@ -478,7 +487,7 @@ static bool setup(zend_long lfd, int relay, HashTable *limits)
 	}
 	D.lfd = (int) lfd;
 	D.relay = relay;
-	if (!read_limits(limits)) {
+	if (!read_limits(limits) || !ferry_dlog_setup(limits)) {
 		return false;
 	}
 	if (D.stats) {
@@ -575,6 +584,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 	ferry_direct_current = NULL;
 	if (resumed) {
 		direct_remove_spooled(resumed); /* PHP has answered the request that held them */
+		ferry_dlog_finish(resumed);
 		if (resumed->stream != STREAM_NONE) {
 			resumed->stream = STREAM_NONE; /* an answer in parts that never ended: cut short */
 			resumed->close_after = true;
@@ -624,7 +634,7 @@ ZEND_FUNCTION(ferry_direct_serve)
 			uint64_t now = ferry_direct_now();
 			timeout = D.next_deadline > now ? (int) MIN(D.next_deadline - now, 60000) : 0;
 		}
-		int n = epoll_wait(D.epfd, events, 64, timeout);
+		int n = ferry_dlog_wait(D.epfd, events, 64, timeout);
 		if (n < 0) {
 			if (errno == EINTR && !zend_atomic_bool_load_ex(&EG(vm_interrupt))) {
 				continue;
@@ -770,8 +780,13 @@ ZEND_FUNCTION(ferry_direct_answer)
 
 void ferry_direct_rshutdown(void)
 {
-	serving = false;
-	if (D.fibers) {
-		direct_fiber_shutdown();
+	/* exit() or a fatal error in a handler: its answer is out, and the buffered lines must not die with the worker */
+	if (ferry_direct_current) {
+		ferry_dlog_finish(ferry_direct_current);
 	}
+	if (D.fibers) {
+		direct_fiber_shutdown(); /* its requests in flight answered 502, and logged */
+	}
+	ferry_dlog_flush();
+	serving = false;
 }

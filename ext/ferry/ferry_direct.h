@@ -16,6 +16,7 @@
 #include "php.h"
 #include "zend_smart_str.h"
 #include "ferry_http.h"
+#include "ferry_direct_log.h"
 
 typedef struct {
 	ferry_http_limits http;
@@ -66,6 +67,7 @@ typedef struct direct_conn {
 	int ttl_slot;       /* its request may get exec_ttl's 504 from slot ttl_slot - 1 (ferry_direct_ttl.c); 0: none */
 	bool job_answered;  /* bytes of that request's answer were written */
 	smart_str spooled;  /* files of a multipart body its running request holds, each NUL-terminated */
+	ferry_dlog_req log; /* its request in flight: id and access log line (ferry_direct_log.c) */
 	struct direct_conn *prev, *next;
 } direct_conn;
 

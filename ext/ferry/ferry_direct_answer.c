@@ -134,6 +134,9 @@ static bool add_field(answer_head *h, const smart_str *name, const char *value, 
 	if (!valid_name(ZSTR_VAL(name->s), ZSTR_LEN(name->s)) || !valid_value(value, len)) {
 		return false;
 	}
+	if (ferry_dlog_drops(ZSTR_VAL(name->s), ZSTR_LEN(name->s))) {
+		return true; /* the request's id is echoed instead, as the front sets it over the handler's */
+	}
 	if (name_is(name, "content-length", 14) || name_is(name, "transfer-encoding", 17) || name_is(name, "date", 4)) {
 		return true; /* the server frames the body and dates the answer itself */
 	}
@@ -291,6 +294,7 @@ static void write_head(direct_conn *c, answer_head *h, int64_t framing)
 		smart_str_appendl(out, "\r\n", 2);
 		return;
 	}
+	ferry_dlog_answered(c, (int) h->status, framing);
 	smart_str_appendl(out, "Server: ", 8);
 	if (h->server.s) {
 		smart_str_append(out, h->server.s);
@@ -320,6 +324,7 @@ static void write_head(direct_conn *c, answer_head *h, int64_t framing)
 	if (h->close || framing == -2) {
 		c->close_after = true;
 	}
+	ferry_dlog_echo(out, c); /* the front's echo of X-Request-Id */
 	if (c->close_after) {
 		smart_str_appendl(out, "Connection: close\r\n", 19);
 	}

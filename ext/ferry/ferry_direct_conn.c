@@ -92,6 +92,8 @@ void direct_conn_close(direct_conn *c)
 	if (c->file_fd >= 0) {
 		close(c->file_fd);
 	}
+	ferry_dlog_finish(c); /* a client gone while PHP ran its request */
+	ferry_dlog_free(c);
 	efree(c->in);
 	smart_str_free(&c->out);
 	efree(c);

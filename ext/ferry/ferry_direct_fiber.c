@@ -25,6 +25,7 @@
 
 #include "php.h"
 #include "ferry_direct_int.h"
+#include "ferry_direct_log.h"
 #include "ferry_frame.h"
 #include "ferry_loop.h"
 
@@ -136,12 +137,17 @@ direct_conn *direct_fiber_pinned(uint32_t id)
 	return NULL;
 }
 
-static void arm_timer(void)
+/* Due at the next connection deadline, or when the access log's buffered lines are. */
+void direct_fiber_arm_timer(void)
 {
 	struct itimerspec at = {0};
-	if (D.next_deadline) {
-		at.it_value.tv_sec = (time_t) (D.next_deadline / 1000);
-		at.it_value.tv_nsec = (long) (D.next_deadline % 1000) * 1000000;
+	uint64_t due = D.next_deadline, lines = ferry_dlog_due();
+	if (lines && (due == 0 || lines < due)) {
+		due = lines;
+	}
+	if (due) {
+		at.it_value.tv_sec = (time_t) (due / 1000);
+		at.it_value.tv_nsec = (long) (due % 1000) * 1000000;
 	}
 	timerfd_settime(D.timer, TFD_TIMER_ABSTIME, &at, NULL);
 }
@@ -314,7 +320,7 @@ ZEND_FUNCTION(ferry_direct_poll)
 		on_event(tag, events[i].events, most);
 	}
 	direct_expire();
-	arm_timer();
+	direct_fiber_arm_timer();
 	zend_long flags = 0;
 	if (drain && D.count == 0) {
 		flags |= POLL_DRAINED;

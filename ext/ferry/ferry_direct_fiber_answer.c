@@ -9,6 +9,7 @@
 
 #include "php.h"
 #include "ferry_direct_int.h"
+#include "ferry_direct_log.h"
 #include "ferry_frame.h"
 #include "ferry_loop.h"
 
@@ -52,6 +53,7 @@ ZEND_FUNCTION(ferry_direct_answer_to)
 				if (!(f.stream_flags & 0x01)) {
 					/* answered: its uploads go before the client can see the answer, as in front mode */
 					direct_remove_spooled(c);
+					ferry_dlog_finish(c);
 				}
 				/*
 				 * Written as far as the client takes it now, the rest by the loop: other
@@ -76,6 +78,9 @@ ZEND_FUNCTION(ferry_direct_answer_to)
 		}
 		p += f.size;
 		left -= f.size;
+	}
+	if (D.fibers) {
+		direct_fiber_arm_timer(); /* for the access log's lines, should the loop go quiet */
 	}
 	if (control.s) {
 		ZEND_TRY_ASSIGN_REF_STR(control_out, control.s);
@@ -128,6 +133,7 @@ void direct_fiber_shutdown(void)
 	while (D.pinned_n > 0) {
 		direct_conn *c = D.pinned[D.pinned_n - 1];
 		if (!c->job_answered) {
+			ferry_dlog_run(c, false); /* logged as the front logs a job its worker died in: no pid, no PHP time */
 			ferry_direct_fail(c, 502, "the worker died while handling the request");
 		}
 		c->close_after = true;

@@ -55,7 +55,8 @@ typedef struct {
 	char **forbid;
 	/* the page the server reads (FERRY_DIRECT_STATS), or NULL */
 	volatile struct direct_stats *stats;
-	ferry_http_field fields[MAX_FIELDS];
+	/* one slot more than the parser may fill: the request id a request without one is given */
+	ferry_http_field fields[MAX_FIELDS + 1];
 	/* fiber mode (Ferry\Ext\direct_poll(), ferry_direct_fiber.c) */
 	bool fibers;
 	int timer;           /* a timerfd in the epoll set, due at next_deadline: PHP's loop wakes for it */
@@ -90,6 +91,7 @@ void direct_fiber_push(direct_conn ***list, size_t *n, size_t *cap, direct_conn 
 bool direct_fiber_drop(direct_conn **list, size_t *n, direct_conn *c);
 /* exec_ttl's clock: when the oldest request in flight started */
 void direct_fiber_publish_busy(void);
+void direct_fiber_arm_timer(void);
 direct_conn *direct_fiber_pinned(uint32_t id);
 
 /* ferry_direct_conn.c */

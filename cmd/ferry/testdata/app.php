@@ -52,6 +52,12 @@ $worker->run(static function (Request $r) use (&$counter): Response {
             return Response::text(($status !== false && $status['opcache_enabled'] ? 'opcache on' : 'opcache off') . ", $pre");
         case '/env':
             return Response::text((string)getenv((string)($r->query()['name'] ?? '')));
+        case '/server-id':
+            // What the request id reached PHP as, in the $_SERVER shape (HTTP_X_REQUEST_ID).
+            return Response::text((string)($r->server()['HTTP_X_REQUEST_ID'] ?? '(none)'));
+        case '/parts':
+            // An answer in parts: the access log counts no bytes for it, as fasthttp declares no length.
+            return Response::stream(['a', 'b', 'c'], 201, ['Content-Type' => 'text/plain']);
         case '/pid':
             return Response::text((string)getmypid());
         case '/grow':
