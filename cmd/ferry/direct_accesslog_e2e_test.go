@@ -314,4 +314,13 @@ func TestDirectAccessLogFullPipeDropsLinesNotRequests(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d lines kept", len(lines), n+1)
+	// The workers count what they dropped on their stats page; the metrics add it up: with
+	// the lines still on their way (another worker's buffer, the server's), every request.
+	dropped, kept := 0, 0
+	until(t, "the lines kept and ferry_direct_access_log_dropped_total to add up to the requests", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(s.log)
+		kept = strings.Count(string(b), "\n")
+		dropped = s.metric(t, "ferry_direct_access_log_dropped_total")
+		return dropped > 0 && kept+dropped == n+1
+	})
 }

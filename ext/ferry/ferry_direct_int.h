@@ -32,6 +32,7 @@ struct direct_stats {
 	uint64_t connections; /* connections open */
 	uint64_t accepted;    /* connections accepted */
 	uint64_t expire;      /* written by the server: the busy_since of the request it ends for exec_ttl */
+	uint64_t log_dropped; /* access log lines dropped: the server did not read them in time */
 };
 
 typedef struct {

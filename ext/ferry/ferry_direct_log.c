@@ -23,6 +23,7 @@
 
 #include "php.h"
 #include "ferry_direct.h"
+#include "ferry_direct_int.h"
 #include "ferry_direct_log_int.h"
 
 #define FLUSH_AT 3584
@@ -309,6 +310,9 @@ void ferry_dlog_flush(void)
 		/* EAGAIN: the pipe is full (a write of at most PIPE_BUF is whole or nothing); EPIPE: no server */
 		for (size_t i = 0; i < S.len; i++) {
 			S.dropped += S.buf[i] == '\n';
+		}
+		if (D.stats) {
+			D.stats->log_dropped = S.dropped; /* the server's ferry_direct_access_log_dropped_total */
 		}
 		time_t now = time(NULL);
 		if (now - S.warned_at >= DROP_WARN_EVERY) {

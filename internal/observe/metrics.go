@@ -151,6 +151,7 @@ var (
 	dJobEst   = prometheus.NewDesc("ferry_job_seconds_estimate", "Measured time per job that sizes those batches.", nil, nil)
 	dDirect   = prometheus.NewDesc("ferry_direct_requests_total", "Requests the workers served themselves (server.mode: direct).", nil, nil)
 	dDirConns = prometheus.NewDesc("ferry_direct_connections", "Client connections the workers hold (server.mode: direct).", nil, nil)
+	dDirDrops = prometheus.NewDesc("ferry_direct_access_log_dropped_total", "Access log lines the workers dropped because the server did not read them in time (server.mode: direct).", nil, nil)
 	dLeaks    = prometheus.NewDesc("ferry_leak_findings_total", "Distinct leak findings, by kind (pool.leak_watch).", []string{"kind"}, nil)
 	dLeaksOut = prometheus.NewDesc("ferry_leak_findings_dropped_total", "Leak findings not kept because the store was full.", nil, nil)
 )
@@ -184,6 +185,7 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(dWrites, float64(s.Writes))
 	counter(dDirect, float64(s.DirectRequests))
 	gauge(dDirConns, float64(s.DirectConnections))
+	counter(dDirDrops, float64(s.DirectLogDropped))
 	for _, r := range restartReasons {
 		counter(dRestarts, float64(s.Restarts[r]), r)
 	}

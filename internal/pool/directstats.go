@@ -22,6 +22,7 @@ const (
 	statConnections        // connections open
 	statAccepted           // connections accepted
 	statExpire             // the busySince of the request the server ends for exec_ttl (ferry_direct_ttl.c)
+	statLogDropped         // access log lines dropped: the server did not read them in time
 	statWords
 )
 
@@ -118,6 +119,7 @@ func (p *Pool) directGone(w *Worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.history.directRequests += st.word(statRequests)
+	p.history.directLogDropped += st.word(statLogDropped)
 	st.close()
 }
 

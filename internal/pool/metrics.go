@@ -80,7 +80,8 @@ type history struct {
 	spawns       map[string]uint64 // workers started, by Spawn reason (scale.go)
 	recent       []Retired         // oldest first
 	// requests served in direct mode by the workers gone
-	directRequests uint64
+	directRequests   uint64
+	directLogDropped uint64
 }
 
 // endLocked records a worker that has exited.
@@ -110,6 +111,7 @@ type Stats struct {
 	// Direct mode: requests the workers served themselves, and their connections open now.
 	DirectRequests    uint64
 	DirectConnections uint64
+	DirectLogDropped  uint64 // access log lines the workers dropped, the server too slow to read them
 }
 
 // Stats reads the counters; the live workers' share is added to what the
@@ -127,6 +129,7 @@ func (p *Pool) Stats() Stats {
 		s.Spawns[k] = v
 	}
 	s.DirectRequests = p.history.directRequests
+	s.DirectLogDropped = p.history.directLogDropped
 	for _, w := range p.workers {
 		s.Jobs += w.done.Load()
 		s.Writes += w.writes.Load()
@@ -134,6 +137,7 @@ func (p *Pool) Stats() Stats {
 		st := w.stats.Load()
 		s.DirectRequests += st.word(statRequests)
 		s.DirectConnections += st.word(statConnections)
+		s.DirectLogDropped += st.word(statLogDropped)
 	}
 	return s
 }
