@@ -371,6 +371,10 @@ func TestDirectFibersMaxConcurrency(t *testing.T) {
 	c.expect("c slept")
 	a.expect("a slept")
 	b.expect("b slept")
+	// The worker's output reaches the log on its own way, maybe after the answers.
+	if !waitLog(s, "sleeping c") || !waitLog(s, "slept a") || !waitLog(s, "slept b") {
+		t.Fatalf("the workers' lines did not reach the log:\n%s", s.logText())
+	}
 	log := s.logText()
 	started := strings.Index(log, "sleeping c")
 	if first := min(strings.Index(log, "slept a"), strings.Index(log, "slept b")); first < 0 || started < first {
