@@ -2,6 +2,9 @@
  * One direct-mode connection's life (ferry_direct_int.h): accepted from the shared
  * listening socket, read into its buffer, its answers written (sendfile for file answers),
  * its timeouts, the linger after its last answer, and its close.
+ *
+ * Past 400 lines: those phases share the connection's state (its buffers, deadline, phase
+ * and what it spooled), which only this file and ferry_direct.c's loop change.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
