@@ -47,6 +47,9 @@ func (f *Front) Serve(ctx *fasthttp.RequestCtx) {
 	}
 	if f.ids != nil {
 		f.requestID(ctx)
+		// Set now too: an HTTP/1.0 streamed answer writes its head before the handler
+		// returns (internal/gateway/stream.go), and would go without it.
+		ctx.Response.Header.SetCanonical(requestIDKey, ctx.Request.Header.PeekBytes(requestIDKey))
 	}
 	var span *traceSpan
 	if f.opt.Tracing != nil {
