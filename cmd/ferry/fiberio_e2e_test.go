@@ -109,6 +109,15 @@ func fiberIOConfig(io bool, env string) string {
 // getAll sends n GETs at once and returns their bodies (status other than 200: the test fails).
 func getAll(t *testing.T, n int, url func(i int) string) []string {
 	t.Helper()
+	bodies, err := fetchAll(n, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bodies
+}
+
+// fetchAll is getAll for a goroutine other than the test's.
+func fetchAll(n int, url func(i int) string) ([]string, error) {
 	bodies := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -132,10 +141,10 @@ func getAll(t *testing.T, n int, url func(i int) string) []string {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
+			return bodies, fmt.Errorf("request %d: %w", i, err)
 		}
 	}
-	return bodies
+	return bodies, nil
 }
 
 // fiberIORunners are the two ways a Fiber-mode worker runs a job: ext/ferry's own Fibers

@@ -24,6 +24,9 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
 
         return Response::text($line === false ? 'read failed' : trim($line));
     }
+    if (str_starts_with($request->path, '/pdo')) {
+        return pdo($request->path, $q);
+    }
     if ($request->path === '/usleep') {
         $id = $q['id'] ?? 'x';
         fwrite(STDERR, "usleep start $id\n");
@@ -35,3 +38,34 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
 
     return Response::text('fiberio');
 });
+
+/**
+ * PDO MySQL (mysqlnd reads through PHP's tcp transport): /pdo runs a SLEEP tagged so that
+ * /pdo-waiting can count the ones in progress and /pdo-release can end them (KILL QUERY).
+ *
+ * @param array<string, string> $q
+ */
+function pdo(string $path, array $q): Response
+{
+    $tag = preg_replace('/[^a-z0-9]/', '', $q['tag'] ?? 'x');
+    $db = new PDO('mysql:host=127.0.0.1;port=' . (int) $q['port'], 'root', '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+    $like = $db->quote("SELECT SLEEP(%'$tag'%");
+    if ($path === '/pdo-waiting') {
+        return Response::text((string) $db->query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE $like")->fetchColumn());
+    }
+    if ($path === '/pdo-release') {
+        foreach ($db->query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE $like")->fetchAll(PDO::FETCH_COLUMN) as $id) {
+            $db->exec('KILL QUERY ' . (int) $id);
+        }
+
+        return Response::text('released');
+    }
+    try {
+        $slept = $db->query('SELECT SLEEP(' . (float) ($q['s'] ?? 0.05) . "), '$tag'")->fetchColumn();
+    } catch (PDOException $e) {
+        // MariaDB fails a SLEEP that KILL QUERY ended (1317 Query execution was interrupted).
+        return str_contains($e->getMessage(), '1317') ? Response::text('interrupted') : Response::text($e->getMessage(), 500);
+    }
+
+    return Response::text("slept $slept");
+}
