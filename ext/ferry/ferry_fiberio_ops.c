@@ -51,6 +51,38 @@ static bool fio_ready(php_socket_t fd, short events)
 	return poll(&p, 1, 0) > 0;
 }
 
+/*
+ * The streams a Fiber is suspended in. Another Fiber can only run while the first waits,
+ * so a stream in here touched again means two requests share a connection: their bytes
+ * would interleave, so the newcomer's operation fails instead.
+ */
+static HashTable fio_waiting;
+static bool fio_waiting_init;
+
+static bool fio_in_use(php_stream *stream)
+{
+	if (!fio_waiting_init || zend_hash_num_elements(&fio_waiting) == 0
+		|| !zend_hash_index_exists(&fio_waiting, (zend_ulong) (uintptr_t) stream)) {
+		return false;
+	}
+	php_error_docref(NULL, E_WARNING, "another Fiber is waiting in this stream (pool.fiber_io): a connection serves one request at a time");
+	return true;
+}
+
+static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout)
+{
+	if (!fio_waiting_init) {
+		zend_hash_init(&fio_waiting, 8, NULL, NULL, 1);
+		fio_waiting_init = true;
+	}
+	zval marker;
+	ZVAL_TRUE(&marker);
+	zend_hash_index_update(&fio_waiting, (zend_ulong) (uintptr_t) stream, &marker);
+	ferry_fio_wait w = ferry_fio_await(fd, write, timeout);
+	zend_hash_index_del(&fio_waiting, (zend_ulong) (uintptr_t) stream);
+	return w;
+}
+
 static const struct timeval *fio_timeout(php_netstream_data_t *sock)
 {
 	return sock->timeout.tv_sec == -1 ? NULL : &sock->timeout;
@@ -66,8 +98,11 @@ static ssize_t fio_read(php_stream *stream, char *buf, size_t count)
 {
 	const php_stream_ops *orig = fio_original(stream->ops);
 	php_netstream_data_t *sock = stream->abstract;
+	if (fio_in_use(stream)) {
+		return -1;
+	}
 	if (fio_wants_wait(sock, POLLIN)) {
-		switch (ferry_fio_await(sock->socket, false, fio_timeout(sock))) {
+		switch (fio_await_in(stream, sock->socket, false, fio_timeout(sock))) {
 		case FERRY_FIO_FAILED:
 			return -1;
 		case FERRY_FIO_TIMEOUT: {
@@ -89,8 +124,11 @@ static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 {
 	const php_stream_ops *orig = fio_original(stream->ops);
 	php_netstream_data_t *sock = stream->abstract;
+	if (fio_in_use(stream)) {
+		return -1;
+	}
 	if (fio_wants_wait(sock, POLLOUT)) {
-		switch (ferry_fio_await(sock->socket, true, fio_timeout(sock))) {
+		switch (fio_await_in(stream, sock->socket, true, fio_timeout(sock))) {
 		case FERRY_FIO_FAILED:
 			return -1;
 		case FERRY_FIO_TIMEOUT: {
@@ -227,6 +265,9 @@ void ferry_fio_transports_install(void)
 
 void ferry_fio_transports_restore(void)
 {
+	if (fio_waiting_init) {
+		zend_hash_clean(&fio_waiting);
+	}
 	fio_swap("tcp", &fio_orig_tcp, false);
 	fio_swap("unix", &fio_orig_unix, false);
 }
