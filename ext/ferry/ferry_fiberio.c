@@ -5,8 +5,8 @@
  * $await / $sleep closures php/worker gave (FiberIo) to wait on Ferry's loop instead; they
  * answer null when the running Fiber is not one that loop runs (an app's own Fiber), and the
  * operation then blocks as PHP always did. Outside any Fiber, while Fibers may not switch
- * (destructors run by the GC, output handlers: zend_fiber_switch_blocked()) or with an
- * exception pending, nothing is asked and PHP's own code runs untouched.
+ * (destructors run by the GC: zend_fiber_switch_blocked()), inside an output handler, or
+ * with an exception pending, nothing is asked and PHP's own code runs untouched.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -17,6 +17,7 @@
 
 #include "php.h"
 #include "main/php_network.h"
+#include "main/php_output.h"
 #include "zend_closures.h"
 #include "zend_exceptions.h"
 #include "zend_fibers.h"
@@ -29,9 +30,14 @@ static zval fio_sleep_cb;
 static zif_handler fio_orig_sleep;
 static zif_handler fio_orig_usleep;
 
+/*
+ * PHP blocks switches while the GC runs destructors, but not inside an output handler: a
+ * Fiber suspended there would leave the handler running (OG(running)) while other Fibers
+ * echo, and their output is lost, so that case is refused here.
+ */
 bool ferry_fio_may_suspend(void)
 {
-	return fio_on && EG(active_fiber) != NULL && !zend_fiber_switch_blocked() && !EG(exception);
+	return fio_on && EG(active_fiber) != NULL && !zend_fiber_switch_blocked() && !EG(exception) && !OG(running);
 }
 
 /*

@@ -186,6 +186,19 @@ static void fio_connect_settle(php_netstream_data_t *sock, php_stream_xport_para
 }
 
 /*
+ * PHP's socket code tells tcp from unix (connect, bind, accept) by comparing stream->ops
+ * with its own tables, so its set_option runs with them in place for the call.
+ */
+static int fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam)
+{
+	const php_stream_ops *hooked = stream->ops;
+	stream->ops = orig;
+	int r = orig->set_option(stream, option, value, ptrparam);
+	stream->ops = hooked;
+	return r;
+}
+
+/*
  * A blocking connect becomes PHP's asynchronous one (same socket options, bind, context),
  * then the Fiber waits for the fd to be writable. The name lookup before it still blocks.
  */
@@ -196,10 +209,10 @@ static int fio_set_option(php_stream *stream, int option, int value, void *ptrpa
 	php_stream_xport_param *x = ptrparam;
 	if (option != PHP_STREAM_OPTION_XPORT_API || !x || x->op != STREAM_XPORT_OP_CONNECT || !sock
 		|| !sock->is_blocked || !ferry_fio_may_suspend()) {
-		return orig->set_option(stream, option, value, ptrparam);
+		return fio_orig_set_option(stream, orig, option, value, ptrparam);
 	}
 	x->op = STREAM_XPORT_OP_CONNECT_ASYNC;
-	int r = orig->set_option(stream, option, value, ptrparam);
+	int r = fio_orig_set_option(stream, orig, option, value, ptrparam);
 	x->op = STREAM_XPORT_OP_CONNECT;
 	if (r == PHP_STREAM_OPTION_RETURN_OK && x->outputs.returncode != -1 && sock->socket != -1) {
 		fio_connect_settle(sock, x);
