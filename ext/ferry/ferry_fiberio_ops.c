@@ -207,6 +207,13 @@ static int fio_set_option(php_stream *stream, int option, int value, void *ptrpa
 	const php_stream_ops *orig = fio_original(stream->ops);
 	php_netstream_data_t *sock = stream->abstract;
 	php_stream_xport_param *x = ptrparam;
+	if (option == PHP_STREAM_OPTION_CRYPTO_API) {
+		/* ext/openssl makes tcp:// streams able to turn TLS on (stream_socket_enable_crypto(),
+		 * mysqlnd's SSL): OpenSSL then holds decrypted bytes the fd does not show, and a
+		 * wait for readability could outlast them. Such a stream goes back to PHP's ops. */
+		stream->ops = orig;
+		return orig->set_option(stream, option, value, ptrparam);
+	}
 	if (option != PHP_STREAM_OPTION_XPORT_API || !x || x->op != STREAM_XPORT_OP_CONNECT || !sock
 		|| !sock->is_blocked || !ferry_fio_may_suspend()) {
 		return fio_orig_set_option(stream, orig, option, value, ptrparam);
