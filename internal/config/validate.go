@@ -226,11 +226,12 @@ func (k *checker) pool(p *PoolConfig, s *ServerConfig) {
 		k.dir("pool.dir", p.Dir)
 	}
 	for _, name := range sortedKeys(p.Env) {
+		key := "pool.env." + printableKey(name)
 		if !validEnvName(name) {
-			k.err("pool.env."+name, "invalid environment variable name %q (letters, digits and _, not starting with a digit)", name)
+			k.err(key, "invalid environment variable name %q (letters, digits and _, not starting with a digit)", name)
 		}
 		if strings.ContainsRune(p.Env[name], 0) {
-			k.err("pool.env."+name, "value must not contain a NUL byte")
+			k.err(key, "value must not contain a NUL byte")
 		}
 	}
 	k.oneOf("pool.relay", p.Relay, relays)
@@ -373,4 +374,16 @@ func (k *checker) elastic(p *PoolConfig) {
 		k.at([]string{"pool.max_workers", "pool.num_workers"},
 			"max_workers %d is below %s, the pool's floor: max_workers is how far the pool may grow (0: it stays at num_workers)", p.MaxWorkers, floor)
 	}
+}
+
+// printableKey is a map key as an error may name it: quoted when it holds a
+// character that is not printable (a newline would split the error's line from
+// its source position).
+func printableKey(name string) string {
+	for _, r := range name {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(name)
+		}
+	}
+	return name
 }
