@@ -137,7 +137,13 @@ direct_conn *direct_fiber_pinned(uint32_t id)
 	return NULL;
 }
 
-/* Due at the next connection deadline, or when the access log's buffered lines are. */
+/* The time the timer is set for (0: unset); forgotten once it has fired. */
+static uint64_t timer_armed;
+
+/*
+ * Due at the next connection deadline, or when the access log's buffered lines are. Called
+ * after every poll and every batch of answers: the system call only when the time moved.
+ */
 void direct_fiber_arm_timer(void)
 {
 	struct itimerspec at = {0};
@@ -145,6 +151,10 @@ void direct_fiber_arm_timer(void)
 	if (lines && (due == 0 || lines < due)) {
 		due = lines;
 	}
+	if (due == timer_armed) {
+		return;
+	}
+	timer_armed = due;
 	if (due) {
 		at.it_value.tv_sec = (time_t) (due / 1000);
 		at.it_value.tv_nsec = (long) (due % 1000) * 1000000;
@@ -302,8 +312,8 @@ ZEND_FUNCTION(ferry_direct_poll)
 		drain_sweep();
 	}
 	uint64_t tick;
-	if (read(D.timer, &tick, sizeof(tick)) < 0) {
-		/* EAGAIN: not due */
+	if (read(D.timer, &tick, sizeof(tick)) == sizeof(tick)) {
+		timer_armed = 0; /* it fired: set again below, whatever is due next */
 	}
 	direct_expire();
 	struct epoll_event events[64];
