@@ -129,6 +129,9 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 		if !p.FiberReuse {
 			env = append(env, "FERRY_FIBER_REUSE=0")
 		}
+		if p.FiberIO {
+			env = append(env, "FERRY_FIBER_IO=1")
+		}
 		depth = p.MaxConcurrency
 	}
 	if c.Server.Debug {

@@ -72,7 +72,7 @@ func liveChanges(running, next *config.Config) (*config.Config, []string) {
 	p.NumWorkers, p.MaxJobs, p.TTL, p.IdleTTL, p.MaxMemory, p.ExecTTL, p.DestroyTimeout =
 		n.NumWorkers, n.MaxJobs, n.TTL, n.IdleTTL, n.MaxMemory, n.ExecTTL, n.DestroyTimeout
 	p.MaxWorkers, p.ScaleUpAfter, p.ScaleDownAfter = n.MaxWorkers, n.ScaleUpAfter, n.ScaleDownAfter
-	p.FiberReuse, p.Boot, p.ReforkAfter = n.FiberReuse, n.Boot, n.ReforkAfter
+	p.FiberReuse, p.FiberIO, p.Boot, p.ReforkAfter = n.FiberReuse, n.FiberIO, n.Boot, n.ReforkAfter
 	p.LeakWatch, p.LeakWatchEvery, p.LeakWatchWarmup, p.LeakWatchReplay =
 		n.LeakWatch, n.LeakWatchEvery, n.LeakWatchWarmup, n.LeakWatchReplay
 	m.SetExtensionFile(next.ExtensionFile())

@@ -9,6 +9,7 @@
 #include "ferry_arginfo.h"
 #include "ferry_msgpack.h"
 #include "ferry_fiber.h"
+#include "ferry_fiberio.h"
 #include "ferry_contract.h"
 
 ZEND_DECLARE_MODULE_GLOBALS(ferry)
@@ -52,6 +53,7 @@ static PHP_RSHUTDOWN_FUNCTION(ferry)
 	ferry_direct_rshutdown();
 	ferry_output_rshutdown();
 	ferry_fiber_rshutdown();
+	ferry_fiberio_rshutdown();
 	return SUCCESS;
 }
 

@@ -134,6 +134,14 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_served, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_io_enable, 0, 2, IS_VOID, 0)
+	ZEND_ARG_OBJ_INFO(0, await, Closure, 0)
+	ZEND_ARG_OBJ_INFO(0, sleep, Closure, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_io_disable, 0, 0, IS_VOID, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_parse_head, 0, 1, IS_ARRAY, 0)
 	ZEND_ARG_TYPE_INFO(0, bytes, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, limits, IS_ARRAY, 0, "[]")
@@ -223,6 +231,8 @@ ZEND_FUNCTION(ferry_http_serve);
 ZEND_FUNCTION(ferry_fiber_serve);
 ZEND_FUNCTION(ferry_fiber_body);
 ZEND_FUNCTION(ferry_fiber_served);
+ZEND_FUNCTION(ferry_fiber_io_enable);
+ZEND_FUNCTION(ferry_fiber_io_disable);
 ZEND_FUNCTION(ferry_http_parse_head);
 ZEND_FUNCTION(ferry_http_decode_chunked);
 ZEND_FUNCTION(ferry_multipart_parse);
@@ -255,6 +265,8 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(fiber_serve)
 	FERRY_FE(fiber_body)
 	FERRY_FE(fiber_served)
+	FERRY_FE(fiber_io_enable)
+	FERRY_FE(fiber_io_disable)
 	FERRY_FE(http_parse_head)
 	FERRY_FE(http_decode_chunked)
 	FERRY_FE(multipart_parse)

@@ -156,6 +156,7 @@ type PoolConfig struct {
 	Pipeline        int               `yaml:"pipeline"`
 	Fibers          bool              `yaml:"fibers"`
 	FiberReuse      bool              `yaml:"fiber_reuse"`
+	FiberIO         bool              `yaml:"fiber_io"` // with Fibers: socket streams and sleep() suspend only their Fiber (docs/fibers.md)
 	MaxConcurrency  int               `yaml:"max_concurrency"`
 	MaxFrameSize    Size              `yaml:"max_frame_size"`
 	PHP             PHPConfig         `yaml:"php"`

@@ -60,6 +60,7 @@ final class FiberPool
             }
         }
         $fiber = new \Fiber($this->serve(...));
+        FiberIo::own($fiber);
         $this->created++;
         $job->fiber = $fiber;
         $fiber->start($job);

@@ -70,6 +70,7 @@ final class FiberRunner
         // that key request state by Fiber::getCurrent().
         $keep = getenv('FERRY_FIBER_REUSE') === '0' ? 0 : $this->session->maxConcurrency;
         $pool = new FiberPool($keep, $this->jobRunner($handler, $this->session->capture));
+        $hooked = FiberIo::enable($this->loop);
         try {
             while (true) {
                 $this->startQueued($pool);
@@ -115,6 +116,9 @@ final class FiberRunner
             $this->watchDirect(false);
             $pool->trim(all: true);
             $this->native?->trim(all: true);
+            if ($hooked) {
+                FiberIo::disable();
+            }
         }
     }
 

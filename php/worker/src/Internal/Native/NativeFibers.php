@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Ferry\Worker\Internal\Native;
 
+use Ferry\Worker\Internal\Fiber\FiberIo;
 use Ferry\Worker\Internal\Fiber\FiberPool;
 use Ferry\Worker\Internal\Output\FiberCapture;
 use Ferry\Worker\Internal\WorkerSession;
@@ -122,6 +123,7 @@ final class NativeFibers
             }
         }
         $fiber = new \Fiber('Ferry\Ext\fiber_body');
+        FiberIo::own($fiber);
         $placeholder = new Job(new Payload(), $this->capture);
         self::$placeholders ??= new \WeakMap();
         self::$placeholders[$placeholder] = true;

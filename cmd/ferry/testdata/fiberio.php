@@ -1,0 +1,71 @@
+<?php
+
+declare(strict_types=1);
+
+// pool.fiber_io for TestFiberIO*: a client written the plain blocking way (PHP streams,
+// usleep()) with nothing of Ferry's loop in it. With the hooks on, each request waits in
+// its own Fiber and the others go on; with them off, each blocks the worker.
+require __DIR__ . '/../../../php/worker/autoload.php';
+
+use Ferry\Worker\Http\HttpWorker;
+use Ferry\Worker\Http\Request;
+use Ferry\Worker\Http\Response;
+
+HttpWorker::create(fibers: true)->run(static function (Request $request): Response {
+    $q = $request->query();
+    if ($request->path === '/tcp') {
+        $c = stream_socket_client('tcp://' . $q['addr'], $errno, $errstr, 5);
+        if ($c === false) {
+            return Response::text("connect failed: $errno $errstr", 502);
+        }
+        fwrite($c, ($q['id'] ?? 'x') . "\n");
+        $line = fgets($c);
+        fclose($c);
+
+        return Response::text($line === false ? 'read failed' : trim($line));
+    }
+    if (str_starts_with($request->path, '/pdo')) {
+        return pdo($request->path, $q);
+    }
+    if ($request->path === '/usleep') {
+        $id = $q['id'] ?? 'x';
+        fwrite(STDERR, "usleep start $id\n");
+        usleep((int) ($q['ms'] ?? 1) * 1000);
+        fwrite(STDERR, "usleep end $id\n");
+
+        return Response::text('slept');
+    }
+
+    return Response::text('fiberio');
+});
+
+/**
+ * PDO MySQL (mysqlnd reads through PHP's tcp transport): /pdo runs a SLEEP tagged so that
+ * /pdo-waiting can count the ones in progress and /pdo-release can end them (KILL QUERY).
+ *
+ * @param array<string, string> $q
+ */
+function pdo(string $path, array $q): Response
+{
+    $tag = preg_replace('/[^a-z0-9]/', '', $q['tag'] ?? 'x');
+    $db = new PDO('mysql:host=127.0.0.1;port=' . (int) $q['port'], 'root', '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+    $like = $db->quote("SELECT SLEEP(%'$tag'%");
+    if ($path === '/pdo-waiting') {
+        return Response::text((string) $db->query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE $like")->fetchColumn());
+    }
+    if ($path === '/pdo-release') {
+        foreach ($db->query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE $like")->fetchAll(PDO::FETCH_COLUMN) as $id) {
+            $db->exec('KILL QUERY ' . (int) $id);
+        }
+
+        return Response::text('released');
+    }
+    try {
+        $slept = $db->query('SELECT SLEEP(' . (float) ($q['s'] ?? 0.05) . "), '$tag'")->fetchColumn();
+    } catch (PDOException $e) {
+        // MariaDB fails a SLEEP that KILL QUERY ended (1317 Query execution was interrupted).
+        return str_contains($e->getMessage(), '1317') ? Response::text('interrupted') : Response::text($e->getMessage(), 500);
+    }
+
+    return Response::text("slept $slept");
+}

@@ -1,0 +1,32 @@
+/*
+ * Fiber-aware I/O (issue 35, pool.fiber_io): PHP's tcp and unix socket streams and
+ * sleep()/usleep() suspend only the running Fiber when Ferry's loop runs it. The C side
+ * only knows "wait for this fd" and "sleep this long"; php/worker's FiberIo decides whether
+ * the Fiber is one its loop may suspend and does the waiting (Loop::awaitReadable()...).
+ */
+#ifndef FERRY_FIBERIO_H
+#define FERRY_FIBERIO_H
+
+#include "php.h"
+#include "main/php_streams.h"
+#include "main/php_network.h"
+
+typedef enum {
+	FERRY_FIO_BLOCK = 0,  /* not here: do what PHP does without the hooks */
+	FERRY_FIO_READY,      /* the loop saw the fd ready */
+	FERRY_FIO_TIMEOUT,    /* the wait's timeout passed first */
+	FERRY_FIO_FAILED,     /* an exception is pending (the Fiber was thrown into) */
+} ferry_fio_wait;
+
+/* Whether a switch could happen at all: hooks on, inside a Fiber, switching allowed. */
+bool ferry_fio_may_suspend(void);
+/* Waits for fd to be readable (or writable) for at most *timeout (NULL: no limit). */
+ferry_fio_wait ferry_fio_await(php_socket_t fd, bool write, const struct timeval *timeout);
+
+/* ferry_fiberio_ops.c: the transport wrappers. */
+void ferry_fio_transports_install(void);
+void ferry_fio_transports_restore(void);
+
+void ferry_fiberio_rshutdown(void);
+
+#endif
