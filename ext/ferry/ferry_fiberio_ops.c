@@ -4,9 +4,9 @@
  *
  * Each hook waits for the fd first (suspending the Fiber, ferry_fiberio.c) and then calls
  * PHP's own operation, which finds the fd ready and neither polls nor blocks; so what reaches
- * the app (short reads, eof, warnings, metadata) is PHP's. When the wait times out, PHP's
- * operation runs once with a zero timeout: it then reports the timeout as it always does
- * (timed_out in stream_get_meta_data(), false from fgets(), the write's notice). The copy
+ * the app (short reads, eof, warnings, metadata) is PHP's. When a write's wait times out,
+ * PHP's write runs once with a zero timeout and reports it as it always does (the notice,
+ * timed_out); a read's timeout is marked as PHP's own read marks it. The copy
  * keeps PHP's label, so stream_get_meta_data() still says "tcp_socket/ssl".
  */
 #ifdef HAVE_CONFIG_H
@@ -89,8 +89,14 @@ static const struct timeval *fio_timeout(php_netstream_data_t *sock)
 }
 
 /* Whether this operation should wait on the loop before PHP's own runs. */
-static bool fio_wants_wait(php_netstream_data_t *sock, short events)
+static bool fio_wants_wait(php_stream *stream, php_netstream_data_t *sock, short events)
 {
+#if PHP_VERSION_ID >= 80400
+	/* PHP 8.4 returns what it already holds rather than wait for more. */
+	if (events == POLLIN && stream->has_buffered_data) {
+		return false;
+	}
+#endif
 	return sock && sock->socket != -1 && sock->is_blocked && ferry_fio_may_suspend() && !fio_ready(sock->socket, events);
 }
 
@@ -101,18 +107,18 @@ static ssize_t fio_read(php_stream *stream, char *buf, size_t count)
 	if (fio_in_use(stream)) {
 		return -1;
 	}
-	if (fio_wants_wait(sock, POLLIN)) {
+	if (fio_wants_wait(stream, sock, POLLIN)) {
 		switch (fio_await_in(stream, sock->socket, false, fio_timeout(sock))) {
 		case FERRY_FIO_FAILED:
 			return -1;
-		case FERRY_FIO_TIMEOUT: {
-			struct timeval saved = sock->timeout;
-			sock->timeout.tv_sec = 0;
-			sock->timeout.tv_usec = 0;
-			ssize_t n = orig->read(stream, buf, count);
-			sock->timeout = saved;
-			return n;
-		}
+		case FERRY_FIO_TIMEOUT:
+			/* What PHP's read does when its own poll times out (8.4 no longer polls when
+			 * the timeout is zero, so it cannot be asked to say it). */
+			sock->timeout_event = 1;
+#if PHP_VERSION_ID >= 80400
+			stream->has_buffered_data = 0;
+#endif
+			return 0;
 		default:
 			break;
 		}
@@ -127,7 +133,7 @@ static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 	if (fio_in_use(stream)) {
 		return -1;
 	}
-	if (fio_wants_wait(sock, POLLOUT)) {
+	if (fio_wants_wait(stream, sock, POLLOUT)) {
 		switch (fio_await_in(stream, sock->socket, true, fio_timeout(sock))) {
 		case FERRY_FIO_FAILED:
 			return -1;

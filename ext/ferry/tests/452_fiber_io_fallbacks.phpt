@@ -1,5 +1,5 @@
 --TEST--
-ferry: fiber_io hooks unix:// streams too (PHP's own connect still tells unix from tcp), and never suspends in a destructor the GC runs or in an output handler (PHP's blocking calls there)
+ferry: fiber_io hooks unix:// streams too (PHP's own connect still tells unix from tcp), and never suspends in a destructor the GC runs or in an output handler (PHP's blocking calls there; on 8.2 the C hook refuses, on 8.4 the GC's own Fiber is not one the loop owns)
 --EXTENSIONS--
 ferry
 --FILE--
@@ -7,12 +7,22 @@ ferry
 use function Ferry\Ext\fiber_io_enable;
 
 $calls = [];
+// As php/worker's closures do: only the Fibers the loop started are suspended. PHP 8.4 runs
+// the GC's destructors in a Fiber of its own, where a suspend is allowed but nobody would
+// resume it.
+$owned = new WeakMap();
 fiber_io_enable(
-    function ($stream, bool $write, ?float $timeout) use (&$calls) {
+    function ($stream, bool $write, ?float $timeout) use (&$calls, $owned) {
+        if (!isset($owned[Fiber::getCurrent()])) {
+            return null;
+        }
         $calls[] = 'await';
         return Fiber::suspend('await');
     },
-    function (float $seconds) use (&$calls) {
+    function (float $seconds) use (&$calls, $owned) {
+        if (!isset($owned[Fiber::getCurrent()])) {
+            return false;
+        }
         $calls[] = "sleep $seconds";
         return Fiber::suspend('sleep') ?? true;
     },
@@ -25,6 +35,7 @@ $f = new Fiber(function () use ($path) {
     $c = stream_socket_client("unix://$path");
     return [fgets($c), stream_get_meta_data($c)['stream_type']];
 });
+$owned[$f] = true;
 var_dump($f->start());
 $s = stream_socket_accept($server);
 fwrite($s, "unix ok\n");
@@ -48,6 +59,7 @@ $f = new Fiber(function () {
     gc_collect_cycles();
     return 'gc done';
 });
+$owned[$f] = true;
 var_dump($f->start(), $f->getReturn());
 
 $f = new Fiber(function () {
@@ -59,6 +71,7 @@ $f = new Fiber(function () {
     ob_end_flush();
     return 'ob done';
 });
+$owned[$f] = true;
 var_dump($f->start(), $f->getReturn());
 var_dump($calls);
 ?>
