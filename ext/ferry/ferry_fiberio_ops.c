@@ -83,6 +83,17 @@ static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool wri
 	return w;
 }
 
+/*
+ * An exception ended the wait (the server cancelled the job): the protocol on this
+ * connection stopped mid-exchange, so it is shut down, and whoever holds it next (a shared or
+ * persistent handle, the next request) gets an error instead of the rest of this answer.
+ */
+static void fio_abandon(php_stream *stream, php_netstream_data_t *sock)
+{
+	shutdown(sock->socket, SHUT_RDWR);
+	stream->eof = 1;
+}
+
 static const struct timeval *fio_timeout(php_netstream_data_t *sock)
 {
 	return sock->timeout.tv_sec == -1 ? NULL : &sock->timeout;
@@ -110,6 +121,7 @@ static ssize_t fio_read(php_stream *stream, char *buf, size_t count)
 	if (fio_wants_wait(stream, sock, POLLIN)) {
 		switch (fio_await_in(stream, sock->socket, false, fio_timeout(sock))) {
 		case FERRY_FIO_FAILED:
+			fio_abandon(stream, sock);
 			return -1;
 		case FERRY_FIO_TIMEOUT:
 			/* What PHP's read does when its own poll times out (8.4 no longer polls when
@@ -136,6 +148,7 @@ static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 	if (fio_wants_wait(stream, sock, POLLOUT)) {
 		switch (fio_await_in(stream, sock->socket, true, fio_timeout(sock))) {
 		case FERRY_FIO_FAILED:
+			fio_abandon(stream, sock);
 			return -1;
 		case FERRY_FIO_TIMEOUT: {
 			struct timeval saved = sock->timeout;

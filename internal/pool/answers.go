@@ -221,6 +221,10 @@ func (w *Worker) deliver(batch []frame.Frame, owner []*job, now time.Time) {
 		switch {
 		case j == nil:
 			w.pool.log.Warn("answer for an unknown job", "pid", w.pid, "job", f.Options[1])
+		case j.timedOut:
+			// Cancelled for exec_ttl (a Fiber worker's job): what it answered while
+			// unwinding is not the app's answer.
+			j.ch <- result{err: ErrExecTimeout}
 		case f.Flags&frame.Error != 0:
 			j.ch <- result{err: &JobError{Message: string(f.Payload)}}
 		default:

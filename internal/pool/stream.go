@@ -115,16 +115,27 @@ func (w *Worker) sendStop(j *job) {
 		w.mu.Unlock()
 		return
 	}
-	w.extra = w.pool.proto.AppendStop(w.extra, j.id)
+	drain := w.queueStopLocked(j.id)
+	w.mu.Unlock()
+	if drain {
+		// Not on the caller's goroutine: a worker busy writing parts reads nothing
+		// until the server takes them, and this write could wait for it.
+		go w.drain()
+	}
+}
+
+// queueStopLocked adds the STOP frame for the job id names to what is written
+// next; true when the caller must start the write (go w.drain()).
+func (w *Worker) queueStopLocked(id uint32) bool {
+	if w.dead || w.inflight.get(id) == nil {
+		return false
+	}
+	w.extra = w.pool.proto.AppendStop(w.extra, id)
 	if w.writing {
-		w.mu.Unlock()
-		return
+		return false
 	}
 	w.writing = true
-	w.mu.Unlock()
-	// Not on the caller's goroutine: a worker busy writing parts reads nothing
-	// until the server takes them, and this write could wait for it.
-	go w.drain()
+	return true
 }
 
 // part hands one part of a streamed answer to the job it belongs to, and

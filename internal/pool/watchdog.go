@@ -63,6 +63,10 @@ func (w *Worker) enforce(now time.Time, ttl time.Duration) {
 		w.pool.log.Warn("terminate hooks exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", ttl)
 		return
 	}
+	if w.pool.opt.Concurrent {
+		w.enforceFibersLocked(now, ttl)
+		return
+	}
 	j := w.overdueLocked(now, ttl)
 	if j == nil || j.timedOut {
 		w.mu.Unlock()
@@ -75,24 +79,58 @@ func (w *Worker) enforce(now time.Time, ttl time.Duration) {
 	w.pool.log.Warn("job exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", ttl)
 }
 
-// overdueLocked names a job of w that has run for ttl. A sequential worker
-// runs only the oldest job it was sent, so only that job's clock runs; the
-// next one's starts when it is answered. A Fiber worker runs all its jobs at
-// once, from when they are written.
-func (w *Worker) overdueLocked(now time.Time, ttl time.Duration) *job {
-	if w.pool.opt.Concurrent {
-		for _, j := range w.inflight.all(nil) {
-			if !j.sent {
-				continue
-			}
-			if j.seen == 0 {
-				j.seen = now.UnixNano()
-			} else if now.UnixNano()-j.seen >= int64(ttl) {
-				return j
-			}
+// cancelGrace is how long a Fiber worker has to end a job it was told to
+// cancel before it is killed, with the other jobs it runs.
+const cancelGrace = time.Second
+
+// enforceFibersLocked is exec_ttl for a Fiber worker, which runs all its jobs
+// at once, each timed from when it is written. It runs its other jobs while
+// one overstays, so that one alone is cancelled: a STOP frame names it, the
+// worker throws JobCancelled into its Fiber where it waits (a hooked socket,
+// sleep(), the loop) and answers, and the answer is replaced by
+// ErrExecTimeout. A job still held cancelGrace later (busy on the CPU, or
+// blocked outside the loop) is killed with its worker, as in a sequential one.
+// Called with w.mu held; releases it.
+func (w *Worker) enforceFibersLocked(now time.Time, ttl time.Duration) {
+	var cancel []uint32
+	kill := false
+	at := now.UnixNano()
+	for _, j := range w.inflight.all(nil) {
+		switch {
+		case !j.sent:
+		case j.seen == 0:
+			j.seen = at
+		case j.timedOut:
+			kill = kill || at-j.cancelled >= int64(cancelGrace)
+		case at-j.seen >= int64(ttl):
+			j.timedOut, j.cancelled = true, at
+			cancel = append(cancel, j.id)
 		}
-		return nil
 	}
+	if kill && !w.expired {
+		w.expired = true
+		w.kill()
+		w.mu.Unlock()
+		w.pool.log.Warn("a cancelled job did not end, killing worker", "pid", w.pid, "exec_ttl", ttl, "grace", cancelGrace)
+		return
+	}
+	drain := false
+	for _, id := range cancel {
+		drain = w.queueStopLocked(id) || drain
+	}
+	w.mu.Unlock()
+	if drain {
+		go w.drain()
+	}
+	for _, id := range cancel {
+		w.pool.log.Warn("job exceeded exec_ttl, cancelling it", "pid", w.pid, "job", id, "exec_ttl", ttl)
+	}
+}
+
+// overdueLocked names the job of a sequential worker that has run for ttl. It
+// runs only the oldest job it was sent, so only that job's clock runs; the next
+// one's starts when it is answered.
+func (w *Worker) overdueLocked(now time.Time, ttl time.Duration) *job {
 	if len(w.order) == 0 {
 		w.watchID = 0
 		return nil

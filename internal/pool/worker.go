@@ -50,10 +50,11 @@ type job struct {
 	client context.Context // Exec's ctx: the held-job watch drops the job when it ends
 
 	// On w, under w.mu.
-	id       uint32
-	sent     bool  // written: from then on the worker owns it
-	seen     int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
-	timedOut bool
+	id        uint32
+	sent      bool  // written: from then on the worker owns it
+	seen      int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
+	timedOut  bool
+	cancelled int64 // when it was told to end for exec_ttl (Fiber mode), unix ns
 
 	streaming bool // it has sent answer parts, under w.mu
 }

@@ -50,6 +50,8 @@ final class WorkerSession
     public string $outbox = '';
     /** @var array<int, bool> jobs that sent answer parts => whether the server stopped them */
     public array $streams = [];
+    /** @var array<int, true> jobs the server gave up on (a STOP frame for a job not streaming; FiberRunner) */
+    public array $cancelled = [];
     /** @var list<\Closure> Worker::onTerminate()'s hooks */
     public array $terminateHooks = [];
     /** jobs came since the server was last told that every job waits (Fiber mode) */
@@ -472,6 +474,11 @@ final class WorkerSession
                 $id = $frame->options[1] ?? 0;
                 if (isset($this->streams[$id])) {
                     $this->streams[$id] = true;
+                } elseif ($id !== 0) {
+                    // A Fiber worker's job past exec_ttl (the server sends STOP only to
+                    // those): FiberRunner throws into it; a late one names no job and is
+                    // forgotten there.
+                    $this->cancelled[$id] = true;
                 }
                 continue;
             }

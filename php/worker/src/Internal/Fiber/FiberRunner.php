@@ -12,6 +12,7 @@ use Ferry\Worker\Internal\Native\NativeFibers;
 use Ferry\Worker\Internal\Output\OutputCapture;
 use Ferry\Worker\Internal\WorkerSession;
 use Ferry\Worker\Job;
+use Ferry\Worker\JobCancelled;
 use Ferry\Worker\LoopInterface;
 use Ferry\Worker\Payload;
 use Ferry\Worker\Relay\RelayException;
@@ -110,6 +111,9 @@ final class FiberRunner
                 $this->native?->trim();
                 $this->loop->tick();
                 $this->rethrowRelayFailure();
+                if ($this->session->cancelled !== []) {
+                    $this->cancelJobs();
+                }
             }
         } finally {
             $this->watchRelay(false);
@@ -303,6 +307,36 @@ final class FiberRunner
         $this->watchDirect($direct);
 
         return $pending;
+    }
+
+    /**
+     * The jobs the server gave up on (exec_ttl) end where they wait: JobCancelled thrown into
+     * the Fiber unwinds it, a hooked socket it waited in is shut down (ext/ferry), so no
+     * half-read connection is left for the next request, and the job's answer is dropped by
+     * the server. One not suspended now (running, or not started) is left to the server's
+     * grace, after which it kills the worker as for any job past exec_ttl.
+     */
+    private function cancelJobs(): void
+    {
+        $ids = $this->session->cancelled;
+        $this->session->cancelled = [];
+        foreach ($this->active as $job) {
+            $id = $job->payload->id;
+            if (!isset($ids[$id])) {
+                continue;
+            }
+            $fiber = $job->fiber;
+            if ($job->answered || $fiber === null || !$fiber->isSuspended()) {
+                continue;
+            }
+            Worker::log("job $id ran past exec_ttl: cancelled where it waited");
+            $job->failed = true;
+            try {
+                $fiber->throw(new JobCancelled("job $id was cancelled by the server: it ran past pool.exec_ttl"));
+            } catch (\Throwable $e) {
+                Worker::log("job $id failed while unwinding: " . Worker::describe($e));
+            }
+        }
     }
 
     /**

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// silentServer accepts connections, never answers, and reports each one's end (the
+// client closed or shut it down) on closed.
+func silentServer(t *testing.T) (string, chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	closed := make(chan struct{}, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				io.Copy(io.Discard, c)
+				c.Close()
+				closed <- struct{}{}
+			}()
+		}
+	}()
+	return ln.Addr().String(), closed
+}
+
+func fiberCancelConfig(env string) string {
+	extra := "  fibers: true\n  max_concurrency: 8\n  fiber_io: true\n  exec_ttl: 1s\n" + env
+	yaml := strings.Replace(appConfig(extra), "testdata/app.php", "testdata/fibercancel.php", 1)
+	return strings.Replace(yaml, "num_workers: 2", "num_workers: 1", 1)
+}
+
+func workerPid(t *testing.T, s *server) string {
+	t.Helper()
+	resp, body := get(t, s.url+"/pid")
+	expectStatus(t, resp, body, http.StatusOK)
+	return body
+}
+
+// A Fiber worker's job past exec_ttl that waits on a hooked socket is cancelled where it
+// waits: its client gets 504, its connection is shut down (never left half-read for the
+// next request), and the worker, with whatever else it runs, lives on.
+func TestFiberExecTTLCancelsOnlyTheWaitingJob(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	for via, env := range fiberIORunners {
+		t.Run(via, func(t *testing.T) {
+			addr, closed := silentServer(t)
+			s := startFerry(t, fiberCancelConfig(env))
+			before := workerPid(t, s)
+			resp, body := get(t, s.url+"/hang?addr="+addr)
+			expectStatus(t, resp, body, http.StatusGatewayTimeout)
+			select {
+			case <-closed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the cancelled job's connection to the silent server was not closed")
+			}
+			if after := workerPid(t, s); after != before {
+				t.Fatalf("the worker was replaced (pid %s, then %s): cancelling one job killed it", before, after)
+			}
+			if !strings.Contains(s.logText(), "cancelling it") {
+				t.Fatalf("no cancellation in the log:\n%s", s.logText())
+			}
+		})
+	}
+}
+
+// A job that catches the cancellation and then blocks outside the loop is killed with its
+// worker once the grace is over, as every job past exec_ttl was before.
+func TestFiberExecTTLKillsAJobThatIgnoresItsCancellation(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	addr, _ := silentServer(t)
+	s := startFerry(t, fiberCancelConfig(""))
+	before := workerPid(t, s)
+	resp, body := get(t, s.url+"/stubborn?addr="+addr)
+	expectStatus(t, resp, body, http.StatusGatewayTimeout)
+	if after := workerPid(t, s); after == before {
+		t.Fatalf("the worker (pid %s) still serves: the job that ignored its cancellation was not killed", before)
+	}
+	if !strings.Contains(s.logText(), "did not end, killing worker") {
+		t.Fatalf("no kill after the grace in the log:\n%s", s.logText())
+	}
+}
