@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -9,9 +10,9 @@ import (
 	"time"
 )
 
-// silentServer accepts connections, never answers, and reports each one's end (the
-// client closed or shut it down) on closed.
-func silentServer(t *testing.T) (string, chan struct{}) {
+// silentServer accepts connections, never answers, and reports each one's start on
+// accepted (when not nil) and end (the client closed or shut it down) on closed.
+func silentServer(t *testing.T, accepted chan struct{}) (string, chan struct{}) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -24,6 +25,9 @@ func silentServer(t *testing.T) (string, chan struct{}) {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if accepted != nil {
+				accepted <- struct{}{}
 			}
 			go func() {
 				io.Copy(io.Discard, c)
@@ -55,7 +59,7 @@ func TestFiberExecTTLCancelsOnlyTheWaitingJob(t *testing.T) {
 	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
 	for via, env := range fiberIORunners {
 		t.Run(via, func(t *testing.T) {
-			addr, closed := silentServer(t)
+			addr, closed := silentServer(t, nil)
 			s := startFerry(t, fiberCancelConfig(env))
 			before := workerPid(t, s)
 			resp, body := get(t, s.url+"/hang?addr="+addr)
@@ -79,7 +83,7 @@ func TestFiberExecTTLCancelsOnlyTheWaitingJob(t *testing.T) {
 // worker once the grace is over, as every job past exec_ttl was before.
 func TestFiberExecTTLKillsAJobThatIgnoresItsCancellation(t *testing.T) {
 	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
-	addr, _ := silentServer(t)
+	addr, _ := silentServer(t, nil)
 	s := startFerry(t, fiberCancelConfig(""))
 	before := workerPid(t, s)
 	resp, body := get(t, s.url+"/stubborn?addr="+addr)
@@ -90,4 +94,35 @@ func TestFiberExecTTLKillsAJobThatIgnoresItsCancellation(t *testing.T) {
 	if !strings.Contains(s.logText(), "did not end, killing worker") {
 		t.Fatalf("no kill after the grace in the log:\n%s", s.logText())
 	}
+}
+
+// A Fiber worker's job whose client leaves while it waits on a hooked socket is cancelled
+// there: the worker shuts that socket down instead of waiting on for an answer nobody reads.
+func TestFiberClientGoneCancelsTheWaitingJob(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	accepted := make(chan struct{}, 1)
+	addr, closed := silentServer(t, accepted)
+	yaml := strings.Replace(fiberCancelConfig(""), "exec_ttl: 1s", "exec_ttl: 60s", 1)
+	s := startFerry(t, yaml)
+	c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "GET /hang?addr=%s HTTP/1.1\r\nHost: x\r\n\r\n", addr)
+	select {
+	case <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job never reached the silent server")
+	}
+	c.Close()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the job whose client left still holds its connection to the silent server\n%s", s.logText())
+	}
+	if !strings.Contains(s.logText(), "its client left") {
+		t.Fatalf("the worker did not say why it cancelled:\n%s", s.logText())
+	}
+	resp, body := get(t, s.url+"/pid")
+	expectStatus(t, resp, body, http.StatusOK)
 }

@@ -131,6 +131,20 @@ func (w *Worker) queueStopLocked(id uint32) bool {
 		return false
 	}
 	w.extra = w.pool.proto.AppendStop(w.extra, id)
+	return w.startWriteLocked()
+}
+
+// queueCancelLocked is queueStopLocked for a cancel (cancel.go).
+func (w *Worker) queueCancelLocked(id uint32, why string) bool {
+	if w.dead || w.inflight.get(id) == nil {
+		return false
+	}
+	w.extra = w.pool.proto.AppendCancel(w.extra, id, why)
+	return w.startWriteLocked()
+}
+
+// startWriteLocked claims the write of w.extra; false when one is under way.
+func (w *Worker) startWriteLocked() bool {
 	if w.writing {
 		return false
 	}

@@ -26,8 +26,11 @@ func (p *Pool) watchdog() {
 			for _, w := range ws {
 				// Each worker under its own generation's exec_ttl: a reload
 				// changes it for the new workers only.
-				if ttl := w.set.ExecTTL; ttl > 0 {
-					w.enforce(now, ttl)
+				ttl := w.set.ExecTTL
+				if ttl > 0 || w.pool.opt.Concurrent {
+					w.enforce(now, ttl) // a Fiber worker's clients are looked at even without exec_ttl
+				}
+				if ttl > 0 {
 					w.enforceDirect(now, ttl)
 				}
 			}
@@ -56,7 +59,7 @@ func (p *Pool) watchStep(execTTL time.Duration) time.Duration {
 // its struct reused for another job, in between.
 func (w *Worker) enforce(now time.Time, ttl time.Duration) {
 	w.mu.Lock()
-	if w.hooksOverdueLocked(now, ttl) && !w.expired {
+	if ttl > 0 && w.hooksOverdueLocked(now, ttl) && !w.expired {
 		w.expired = true
 		w.kill()
 		w.mu.Unlock()
@@ -64,7 +67,7 @@ func (w *Worker) enforce(now time.Time, ttl time.Duration) {
 		return
 	}
 	if w.pool.opt.Concurrent {
-		w.enforceFibersLocked(now, ttl)
+		w.cancelFibersLocked(now, ttl)
 		return
 	}
 	j := w.overdueLocked(now, ttl)
@@ -77,54 +80,6 @@ func (w *Worker) enforce(now time.Time, ttl time.Duration) {
 	w.kill()
 	w.mu.Unlock()
 	w.pool.log.Warn("job exceeded exec_ttl, killing worker", "pid", w.pid, "exec_ttl", ttl)
-}
-
-// cancelGrace is how long a Fiber worker has to end a job it was told to
-// cancel before it is killed, with the other jobs it runs.
-const cancelGrace = time.Second
-
-// enforceFibersLocked is exec_ttl for a Fiber worker, which runs all its jobs
-// at once, each timed from when it is written. It runs its other jobs while
-// one overstays, so that one alone is cancelled: a STOP frame names it, the
-// worker throws JobCancelled into its Fiber where it waits (a hooked socket,
-// sleep(), the loop) and answers, and the answer is replaced by
-// ErrExecTimeout. A job still held cancelGrace later (busy on the CPU, or
-// blocked outside the loop) is killed with its worker, as in a sequential one.
-// Called with w.mu held; releases it.
-func (w *Worker) enforceFibersLocked(now time.Time, ttl time.Duration) {
-	var cancel []uint32
-	kill := false
-	at := now.UnixNano()
-	for _, j := range w.inflight.all(nil) {
-		switch {
-		case !j.sent:
-		case j.seen == 0:
-			j.seen = at
-		case j.timedOut:
-			kill = kill || at-j.cancelled >= int64(cancelGrace)
-		case at-j.seen >= int64(ttl):
-			j.timedOut, j.cancelled = true, at
-			cancel = append(cancel, j.id)
-		}
-	}
-	if kill && !w.expired {
-		w.expired = true
-		w.kill()
-		w.mu.Unlock()
-		w.pool.log.Warn("a cancelled job did not end, killing worker", "pid", w.pid, "exec_ttl", ttl, "grace", cancelGrace)
-		return
-	}
-	drain := false
-	for _, id := range cancel {
-		drain = w.queueStopLocked(id) || drain
-	}
-	w.mu.Unlock()
-	if drain {
-		go w.drain()
-	}
-	for _, id := range cancel {
-		w.pool.log.Warn("job exceeded exec_ttl, cancelling it", "pid", w.pid, "job", id, "exec_ttl", ttl)
-	}
 }
 
 // overdueLocked names the job of a sequential worker that has run for ttl. It

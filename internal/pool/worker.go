@@ -55,6 +55,7 @@ type job struct {
 	seen      int64 // when the exec_ttl watchdog first saw it (Fiber mode), unix ns
 	timedOut  bool
 	cancelled int64 // when it was told to end for exec_ttl (Fiber mode), unix ns
+	abandoned bool  // its client left and the worker was told (Fiber mode)
 
 	streaming bool // it has sent answer parts, under w.mu
 }

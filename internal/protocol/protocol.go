@@ -45,6 +45,9 @@ type Protocol interface {
 	// AppendStop appends the frame that asks the worker to end the streamed
 	// answer of job id (a client gone, a shutdown).
 	AppendStop(buf []byte, id uint32) []byte
+	// AppendCancel appends the frame that asks a Fiber worker to end job id
+	// where it waits; why is "exec_ttl" or "client" (its client left).
+	AppendCancel(buf []byte, id uint32, why string) []byte
 	// AppendPong appends the answer to a ping.
 	AppendPong(buf []byte) []byte
 

@@ -56,6 +56,12 @@ func (Protocol) AppendStop(buf []byte, id uint32) []byte {
 	return frame.Append(buf, frame.Control, frame.Stop, []uint32{0, id})
 }
 
+// AppendCancel is a STOP whose payload says why: to a job that is not
+// streaming it means "end where you wait" (docs/protocol.md).
+func (Protocol) AppendCancel(buf []byte, id uint32, why string) []byte {
+	return frame.Append(buf, frame.Control, frame.Stop, []uint32{0, id}, []byte(why))
+}
+
 // AppendPong: a Ferry worker never pings.
 func (Protocol) AppendPong(buf []byte) []byte { return buf }
 

@@ -57,6 +57,11 @@ func (*Protocol) AppendStop(buf []byte, _ uint32) []byte {
 	return frame.Append(buf, 0, frame.Stop, []uint32{0})
 }
 
+// AppendCancel: RoadRunner's workers are never run in Fiber mode; a STOP.
+func (p *Protocol) AppendCancel(buf []byte, id uint32, _ string) []byte {
+	return p.AppendStop(buf, id)
+}
+
 // AppendPong answers the PING a streaming worker sends every few chunks to
 // learn whether it should look for a STOP frame.
 func (*Protocol) AppendPong(buf []byte) []byte {

@@ -50,7 +50,7 @@ final class WorkerSession
     public string $outbox = '';
     /** @var array<int, bool> jobs that sent answer parts => whether the server stopped them */
     public array $streams = [];
-    /** @var array<int, true> jobs the server gave up on (a STOP frame for a job not streaming; FiberRunner) */
+    /** @var array<int, string> jobs the server gave up on => why, "exec_ttl" or "client" (a STOP frame for a job not streaming; FiberRunner) */
     public array $cancelled = [];
     /** @var list<\Closure> Worker::onTerminate()'s hooks */
     public array $terminateHooks = [];
@@ -475,10 +475,10 @@ final class WorkerSession
                 if (isset($this->streams[$id])) {
                     $this->streams[$id] = true;
                 } elseif ($id !== 0) {
-                    // A Fiber worker's job past exec_ttl (the server sends STOP only to
-                    // those): FiberRunner throws into it; a late one names no job and is
-                    // forgotten there.
-                    $this->cancelled[$id] = true;
+                    // A Fiber worker's job past exec_ttl, or whose client left (the
+                    // payload says which): FiberRunner throws into it; a late one names no
+                    // job and is forgotten there.
+                    $this->cancelled[$id] = $frame->payload === 'client' ? 'client' : 'exec_ttl';
                 }
                 continue;
             }

@@ -310,11 +310,12 @@ final class FiberRunner
     }
 
     /**
-     * The jobs the server gave up on (exec_ttl) end where they wait: JobCancelled thrown into
-     * the Fiber unwinds it, a hooked socket it waited in is shut down (ext/ferry), so no
-     * half-read connection is left for the next request, and the job's answer is dropped by
-     * the server. One not suspended now (running, or not started) is left to the server's
-     * grace, after which it kills the worker as for any job past exec_ttl.
+     * The jobs the server gave up on end where they wait: JobCancelled thrown into the Fiber
+     * unwinds it, a hooked socket it waited in is shut down (ext/ferry), so no half-read
+     * connection is left for the next request. For exec_ttl the server drops the answer, and
+     * one not suspended now (running, or not started) is left to its grace, after which it
+     * kills the worker. A job whose client left is spared when the app asked for that with
+     * ignore_user_abort(true), as FPM spares it.
      */
     private function cancelJobs(): void
     {
@@ -322,17 +323,19 @@ final class FiberRunner
         $this->session->cancelled = [];
         foreach ($this->active as $job) {
             $id = $job->payload->id;
-            if (!isset($ids[$id])) {
+            $why = $ids[$id] ?? null;
+            if ($why === null || ($why === 'client' && ignore_user_abort())) {
                 continue;
             }
             $fiber = $job->fiber;
             if ($job->answered || $fiber === null || !$fiber->isSuspended()) {
                 continue;
             }
-            Worker::log("job $id ran past exec_ttl: cancelled where it waited");
+            $reason = $why === 'client' ? 'its client left' : 'it ran past pool.exec_ttl';
+            Worker::log("job $id cancelled where it waited: $reason");
             $job->failed = true;
             try {
-                $fiber->throw(new JobCancelled("job $id was cancelled by the server: it ran past pool.exec_ttl"));
+                $fiber->throw(new JobCancelled("job $id was cancelled by the server: $reason"));
             } catch (\Throwable $e) {
                 Worker::log("job $id failed while unwinding: " . Worker::describe($e));
             }
