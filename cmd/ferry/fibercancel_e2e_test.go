@@ -72,7 +72,7 @@ func TestFiberExecTTLCancelsOnlyTheWaitingJob(t *testing.T) {
 			if after := workerPid(t, s); after != before {
 				t.Fatalf("the worker was replaced (pid %s, then %s): cancelling one job killed it", before, after)
 			}
-			if !strings.Contains(s.logText(), "cancelling it") {
+			if !waitLog(s, "cancelling it") {
 				t.Fatalf("no cancellation in the log:\n%s", s.logText())
 			}
 		})
@@ -91,7 +91,7 @@ func TestFiberExecTTLKillsAJobThatIgnoresItsCancellation(t *testing.T) {
 	if after := workerPid(t, s); after == before {
 		t.Fatalf("the worker (pid %s) still serves: the job that ignored its cancellation was not killed", before)
 	}
-	if !strings.Contains(s.logText(), "did not end, killing worker") {
+	if !waitLog(s, "did not end, killing worker") {
 		t.Fatalf("no kill after the grace in the log:\n%s", s.logText())
 	}
 }
@@ -120,7 +120,7 @@ func TestFiberClientGoneCancelsTheWaitingJob(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("the job whose client left still holds its connection to the silent server\n%s", s.logText())
 	}
-	if !strings.Contains(s.logText(), "its client left") {
+	if !waitLog(s, "its client left") {
 		t.Fatalf("the worker did not say why it cancelled:\n%s", s.logText())
 	}
 	resp, body := get(t, s.url+"/pid")

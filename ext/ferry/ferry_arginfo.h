@@ -142,6 +142,10 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_io_disable, 0, 0, IS_VOID, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_fiber_io_turn, 0, 1, IS_VOID, 0)
+	ZEND_ARG_OBJ_INFO(0, fiber, Fiber, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_ferry_http_parse_head, 0, 1, IS_ARRAY, 0)
 	ZEND_ARG_TYPE_INFO(0, bytes, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, limits, IS_ARRAY, 0, "[]")
@@ -233,6 +237,7 @@ ZEND_FUNCTION(ferry_fiber_body);
 ZEND_FUNCTION(ferry_fiber_served);
 ZEND_FUNCTION(ferry_fiber_io_enable);
 ZEND_FUNCTION(ferry_fiber_io_disable);
+ZEND_FUNCTION(ferry_fiber_io_turn);
 ZEND_FUNCTION(ferry_http_parse_head);
 ZEND_FUNCTION(ferry_http_decode_chunked);
 ZEND_FUNCTION(ferry_multipart_parse);
@@ -267,6 +272,7 @@ static const zend_function_entry ferry_functions[] = {
 	FERRY_FE(fiber_served)
 	FERRY_FE(fiber_io_enable)
 	FERRY_FE(fiber_io_disable)
+	FERRY_FE(fiber_io_turn)
 	FERRY_FE(http_parse_head)
 	FERRY_FE(http_decode_chunked)
 	FERRY_FE(multipart_parse)

@@ -19,6 +19,7 @@
 #include "php_ferry.h"
 #include "ferry_fiber.h"
 #include "ferry_job_common.h"
+#include "ferry_fiberio.h"
 
 bool ferry_fiber_set_running(ferry_fibers *L, zend_object *fiber, uint32_t id, bool running)
 {
@@ -109,6 +110,9 @@ static int run_job(zend_object *state, zend_object *placeholder, zend_object *fi
 		return -1;
 	}
 	ferry_restore_globals(OBJ_PROP(L->session, L->C.kept));
+	if (ferry_fio_enabled()) {
+		ferry_fio_turn(EG(active_fiber)); /* a job begins: what it uses is its own (ferry_fiberio_owner.c) */
+	}
 	L->handler.params = request;
 	L->handler.param_count = 1;
 	L->handler.retval = &result;
@@ -186,6 +190,9 @@ ZEND_FUNCTION(ferry_fiber_body)
 		int *outcome = h->outcome;
 		*h->slot = &slot;
 		int reusable = run_job(Z_OBJ_P(state), Z_OBJ_P(placeholder), fiber, &slot, &request, h->registered);
+		if (ferry_fio_enabled()) {
+			ferry_fio_turn(current); /* the job is over, its connections free */
+		}
 		bool detached = slot.detached;
 		if (slot.job) {
 			OBJ_RELEASE(slot.job);

@@ -159,6 +159,12 @@ static void fio_off(void)
 void ferry_fiberio_rshutdown(void)
 {
 	fio_off();
+	ferry_fio_owner_shutdown();
+}
+
+bool ferry_fio_enabled(void)
+{
+	return fio_on;
 }
 
 ZEND_FUNCTION(ferry_fiber_io_enable)

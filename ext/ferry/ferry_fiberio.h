@@ -10,6 +10,7 @@
 #include "php.h"
 #include "main/php_streams.h"
 #include "main/php_network.h"
+#include "zend_fibers.h"
 
 typedef enum {
 	FERRY_FIO_BLOCK = 0,  /* not here: do what PHP does without the hooks */
@@ -28,5 +29,15 @@ void ferry_fio_transports_install(void);
 void ferry_fio_transports_restore(void);
 
 void ferry_fiberio_rshutdown(void);
+
+/* Whether fiber_io_enable() is in force. */
+bool ferry_fio_enabled(void);
+
+/* ferry_fiberio_owner.c: one request per connection at a time. */
+void ferry_fio_turn(zend_fiber *fiber);
+/* false (and a warning) when another job, still running, owns stream; else it is ours now */
+bool ferry_fio_owner_check(php_stream *stream);
+void ferry_fio_owner_forget(php_stream *stream);
+void ferry_fio_owner_shutdown(void);
 
 #endif

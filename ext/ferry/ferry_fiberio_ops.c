@@ -115,7 +115,7 @@ static ssize_t fio_read(php_stream *stream, char *buf, size_t count)
 {
 	const php_stream_ops *orig = fio_original(stream->ops);
 	php_netstream_data_t *sock = stream->abstract;
-	if (fio_in_use(stream)) {
+	if (fio_in_use(stream) || !ferry_fio_owner_check(stream)) {
 		return -1;
 	}
 	if (fio_wants_wait(stream, sock, POLLIN)) {
@@ -142,7 +142,7 @@ static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 {
 	const php_stream_ops *orig = fio_original(stream->ops);
 	php_netstream_data_t *sock = stream->abstract;
-	if (fio_in_use(stream)) {
+	if (fio_in_use(stream) || !ferry_fio_owner_check(stream)) {
 		return -1;
 	}
 	if (fio_wants_wait(stream, sock, POLLOUT)) {
@@ -246,6 +246,12 @@ static int fio_set_option(php_stream *stream, int option, int value, void *ptrpa
 	return r;
 }
 
+static int fio_close(php_stream *stream, int close_handle)
+{
+	ferry_fio_owner_forget(stream);
+	return fio_original(stream->ops)->close(stream, close_handle);
+}
+
 static const php_stream_ops *fio_hooked(const php_stream_ops *orig)
 {
 	for (int i = 0; i < fio_count; i++) {
@@ -262,6 +268,7 @@ static const php_stream_ops *fio_hooked(const php_stream_ops *orig)
 	e->hooked.read = fio_read;
 	e->hooked.write = fio_write;
 	e->hooked.set_option = fio_set_option;
+	e->hooked.close = fio_close;
 	return &e->hooked;
 }
 

@@ -31,6 +31,18 @@ final class FiberIo
         }
     }
 
+    /**
+     * Marks where a job starts and ends in $fiber: a hooked connection belongs to the job that
+     * used it first until that job ends (ext/ferry's ferry_fiberio_owner.c), and another job
+     * using it meanwhile gets an error instead of a share of its protocol.
+     */
+    public static function turn(\Fiber $fiber): void
+    {
+        if (self::$jobFibers !== null) {
+            \Ferry\Ext\fiber_io_turn($fiber);
+        }
+    }
+
     /** Turns the hooks on when the pool asks for them; whether they are on. */
     public static function enable(object $loop): bool
     {

@@ -57,6 +57,7 @@ final class FiberRunner
             },
             function (Job $job): void {
                 unset($this->active[spl_object_id($job)]);
+                $job->fiber !== null && FiberIo::turn($job->fiber);
                 $job->fiber = null;
             },
             function (\Throwable $e): void {
@@ -176,6 +177,7 @@ final class FiberRunner
     private function ended(Job $job): void
     {
         unset($this->active[spl_object_id($job)]);
+        $job->fiber !== null && FiberIo::turn($job->fiber);
         $job->fiber = null;
         if ($this->direct !== null && DirectFibers::owns($job->payload->id)) {
             $this->directEnded++;
@@ -208,6 +210,7 @@ final class FiberRunner
         $session = $this->session;
 
         return function (Job $job) use ($session, $handler, $capture): bool {
+            FiberIo::turn(\Fiber::getCurrent());
             try {
                 $session->finish($job, $session->execute($job, $handler, $capture));
 
