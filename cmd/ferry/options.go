@@ -152,7 +152,8 @@ func poolOptions(c *config.Config, log *slog.Logger) pool.Options {
 		MaxJobs: p.MaxJobs, TTL: p.TTL, IdleTTL: p.IdleTTL,
 		MaxMemory: uint64(p.MaxMemory), ExecTTL: p.ExecTTL, AllocateTimeout: p.AllocateTimeout,
 		DestroyTimeout: p.DestroyTimeout, QueueSize: p.QueueSize, Pipeline: depth, Concurrent: p.Fibers,
-		Fork: p.Forked(), ReforkAfter: p.ReforkAfter,
+		CancelGone: p.Fibers && p.FiberIO,
+		Fork:       p.Forked(), ReforkAfter: p.ReforkAfter,
 		MaxFrame: uint32(p.MaxFrameSize), BackoffMin: p.RespawnBackoff.Min, BackoffMax: p.RespawnBackoff.Max,
 		Logger: log,
 		// Beside the uploads and spooled request bodies: the same disk, sized

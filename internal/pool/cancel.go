@@ -25,9 +25,11 @@ const (
 // (busy on the CPU, or blocked outside the loop) is killed with its worker, as
 // in a sequential one.
 //
-// A job whose client has left is cancelled the same way (the worker skips it
-// when the app set ignore_user_abort), but never killed for it: its answer
-// goes nowhere either way.
+// With CancelGone (pool.fiber_io), a job whose client has left is cancelled
+// the same way (the worker skips it when the app set ignore_user_abort), but
+// never killed for it: its answer goes nowhere either way. Without it, such a
+// job runs to its end, as under FPM or RoadRunner: cancelling an app's waits
+// where it never expected an exception is what the opt-in is for.
 //
 // Called with w.mu held; releases it.
 func (w *Worker) cancelFibersLocked(now time.Time, ttl time.Duration) {
@@ -47,7 +49,7 @@ func (w *Worker) cancelFibersLocked(now time.Time, ttl time.Duration) {
 		case ttl > 0 && at-j.seen >= int64(ttl):
 			j.timedOut, j.cancelled = true, at
 			expired = append(expired, j.id)
-		case !j.abandoned && j.client != nil && at-j.seen >= int64(goneEvery):
+		case w.pool.opt.CancelGone && !j.abandoned && j.client != nil && at-j.seen >= int64(goneEvery):
 			asks = append(asks, clientAsk{j: j, id: j.id, client: j.client})
 		}
 	}

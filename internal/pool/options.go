@@ -34,6 +34,7 @@ type Options struct {
 	ScaleDownAfter time.Duration // how long a worker above the floor idles before it retires
 	Pipeline       int           // jobs in flight per worker
 	Concurrent     bool          // workers run their jobs at once (Fiber mode), not in order
+	CancelGone     bool          // Concurrent: a job whose client left is cancelled where it waits (pool.fiber_io)
 	Fork           bool          // Settings.Fork
 	ReforkAfter    int           // Settings.ReforkAfter
 	MaxFrame       uint32
