@@ -52,15 +52,72 @@ static bool fio_ready(php_socket_t fd, short events)
 }
 
 /*
- * The streams a Fiber is suspended in. Another Fiber can only run while the first waits,
- * so a stream in here touched again means two requests share a connection: their bytes
- * would interleave, so the newcomer's operation fails instead.
+ * The streams a Fiber is suspended in, each with its fio_waiter (on the waiting Fiber's C
+ * stack). Another Fiber can only run while the first waits, so a stream in here touched
+ * again means two requests share a connection: their bytes would interleave, so the
+ * newcomer's operation fails instead.
  */
+typedef struct {
+	bool closed;        /* fclose()d by another Fiber meanwhile (ferry_fio_close_waited) */
+	zend_fiber *fiber;  /* the waiter */
+} fio_waiter;
+
 static HashTable fio_waiting;
 static bool fio_waiting_init;
 
+/*
+ * Streams fclose()d while a Fiber waited in them: their resource is closed, but the struct
+ * lives on (in_free held up, so PHP's own free is a no-op) until the waiter's caller, which
+ * still reads the stream after the hook returns, is done with it. Keyed by the stream, the
+ * value is the waiter's Fiber: that Fiber may still be on its way out of the operation.
+ */
+static HashTable fio_closed;
+static bool fio_closed_init;
+
+static void fio_tables_init(void)
+{
+	if (!fio_waiting_init) {
+		zend_hash_init(&fio_waiting, 8, NULL, NULL, 1);
+		fio_waiting_init = true;
+	}
+	if (!fio_closed_init) {
+		zend_hash_init(&fio_closed, 8, NULL, NULL, 1);
+		fio_closed_init = true;
+	}
+}
+
+/* Frees the closed streams whose waiter is not the running Fiber (all of them when all). */
+static void fio_free_closed(bool all)
+{
+	if (!fio_closed_init) {
+		return;
+	}
+	zend_ulong key;
+	zend_fiber *waiter;
+	bool again = true;
+	while (again && zend_hash_num_elements(&fio_closed) > 0) {
+		again = false;
+		ZEND_HASH_FOREACH_NUM_KEY_PTR(&fio_closed, key, waiter) {
+			if (all || waiter != EG(active_fiber)) {
+				php_stream *stream = (php_stream *) (uintptr_t) key;
+				zend_hash_index_del(&fio_closed, key);
+				stream->in_free--;
+				php_stream_free(stream, PHP_STREAM_FREE_CLOSE | PHP_STREAM_FREE_RSRC_DTOR);
+				again = true; /* the free may have changed the table: walk it afresh */
+				break;
+			}
+		} ZEND_HASH_FOREACH_END();
+	}
+}
+
 static bool fio_in_use(php_stream *stream)
 {
+	if (fio_closed_init && zend_hash_num_elements(&fio_closed) > 0
+		&& zend_hash_index_exists(&fio_closed, (zend_ulong) (uintptr_t) stream)) {
+		php_error_docref(NULL, E_WARNING, "the stream was closed by another Fiber while this one waited in it (pool.fiber_io)");
+		return true;
+	}
+	fio_free_closed(false);
 	if (!fio_waiting_init || zend_hash_num_elements(&fio_waiting) == 0
 		|| !zend_hash_index_exists(&fio_waiting, (zend_ulong) (uintptr_t) stream)) {
 		return false;
@@ -69,18 +126,46 @@ static bool fio_in_use(php_stream *stream)
 	return true;
 }
 
+/*
+ * fclose() of a stream a Fiber waits in. PHP would free the stream now, and the waiter
+ * would resume into freed memory (its caller, fgets() or mysqlnd, reads the stream after
+ * the hook returns). So the close happens in two halves: now what the app sees (the
+ * resource is invalid for everyone, the socket is shut down, so the peer sees the end and
+ * the waiter's watch wakes at once), later the free (fio_free_closed).
+ */
+bool ferry_fio_close_waited(php_stream *stream)
+{
+	fio_waiter *w;
+	if (!fio_waiting_init || zend_hash_num_elements(&fio_waiting) == 0 || !stream->res || stream->in_free
+		|| !(w = zend_hash_index_find_ptr(&fio_waiting, (zend_ulong) (uintptr_t) stream))) {
+		return false;
+	}
+	php_netstream_data_t *sock = stream->abstract;
+	w->closed = true;
+	if (sock && sock->socket != -1) {
+		shutdown(sock->socket, SHUT_RDWR);
+	}
+	stream->in_free++;
+	zend_list_close(stream->res);
+	stream->res = NULL;
+	zend_hash_index_update_ptr(&fio_closed, (zend_ulong) (uintptr_t) stream, w->fiber);
+	return true;
+}
+
 static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout)
 {
-	if (!fio_waiting_init) {
-		zend_hash_init(&fio_waiting, 8, NULL, NULL, 1);
-		fio_waiting_init = true;
-	}
-	zval marker;
-	ZVAL_TRUE(&marker);
-	zend_hash_index_update(&fio_waiting, (zend_ulong) (uintptr_t) stream, &marker);
-	ferry_fio_wait w = ferry_fio_await(fd, write, timeout);
+	fio_tables_init();
+	fio_waiter w = {.closed = false, .fiber = EG(active_fiber)};
+	zend_hash_index_update_ptr(&fio_waiting, (zend_ulong) (uintptr_t) stream, &w);
+	ferry_fio_wait r = ferry_fio_await(fd, write, timeout);
 	zend_hash_index_del(&fio_waiting, (zend_ulong) (uintptr_t) stream);
-	return w;
+	if (w.closed) {
+		if (!EG(exception)) {
+			php_error_docref(NULL, E_WARNING, "the stream was closed by another Fiber while this one waited in it (pool.fiber_io)");
+		}
+		return FERRY_FIO_FAILED;
+	}
+	return r;
 }
 
 static const struct timeval *fio_timeout(php_netstream_data_t *sock)
@@ -294,6 +379,7 @@ void ferry_fio_transports_restore(void)
 	if (fio_waiting_init) {
 		zend_hash_clean(&fio_waiting);
 	}
+	fio_free_closed(true);
 	fio_swap("tcp", &fio_orig_tcp, false);
 	fio_swap("unix", &fio_orig_unix, false);
 }
