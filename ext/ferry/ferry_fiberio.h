@@ -27,6 +27,10 @@ ferry_fio_wait ferry_fio_await(php_socket_t fd, bool write, const struct timeval
 /* ferry_fiberio_ops.c: the transport wrappers. */
 void ferry_fio_transports_install(void);
 void ferry_fio_transports_restore(void);
+/* PHP's own set_option, with PHP's ops in place for the call (its code compares them). */
+int ferry_fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam);
+/* ferry_fiberio_connect.c: a hooked blocking connect; -2: leave it to PHP's own. */
+int ferry_fio_connect(php_stream *stream, const php_stream_ops *orig, php_stream_xport_param *x, bool by_name);
 /* fclose() of a stream a Fiber waits in: closed now, freed once the waiter left it. */
 bool ferry_fio_close_waited(php_stream *stream);
 

@@ -24,6 +24,7 @@
 typedef struct {
 	const php_stream_ops *orig;
 	php_stream_ops hooked;
+	bool tcp; /* made by the tcp factory: its names are host:port, a unix one's are paths */
 } fio_ops;
 
 /* One per kind of socket stream seen (tcp, unix): they live as long as the process, since
@@ -43,6 +44,16 @@ static const php_stream_ops *fio_original(const php_stream_ops *ops)
 		}
 	}
 	return NULL;
+}
+
+static bool fio_is_tcp(const php_stream_ops *ops)
+{
+	for (int i = 0; i < fio_count; i++) {
+		if (&fio_table[i].hooked == ops) {
+			return fio_table[i].tcp;
+		}
+	}
+	return false;
 }
 
 static bool fio_ready(php_socket_t fd, short events)
@@ -237,50 +248,11 @@ static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 	return orig->write(stream, buf, count);
 }
 
-/* Ends a connect PHP began asynchronously as its blocking connect would have. */
-static void fio_connect_settle(php_netstream_data_t *sock, php_stream_xport_param *x)
-{
-	int err = 0;
-	if (!fio_ready(sock->socket, POLLOUT)) {
-		switch (ferry_fio_await(sock->socket, true, x->inputs.timeout)) {
-		case FERRY_FIO_READY:
-			break;
-		case FERRY_FIO_TIMEOUT:
-			err = ETIMEDOUT;
-			break;
-		case FERRY_FIO_FAILED:
-			err = ECANCELED;
-			break;
-		case FERRY_FIO_BLOCK:
-			if (php_pollfd_for(sock->socket, POLLOUT, x->inputs.timeout) <= 0) {
-				err = ETIMEDOUT;
-			}
-			break;
-		}
-	}
-	if (err == 0) {
-		socklen_t len = sizeof(err);
-		if (getsockopt(sock->socket, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
-			err = errno;
-		}
-	}
-	if (x->outputs.error_text) {
-		zend_string_release(x->outputs.error_text);
-		x->outputs.error_text = NULL;
-	}
-	x->outputs.error_code = err;
-	x->outputs.returncode = err ? -1 : 0;
-	if (err && x->want_errortext) {
-		x->outputs.error_text = php_socket_error_str(err);
-	}
-	php_set_sock_blocking(sock->socket, 1);
-}
-
 /*
  * PHP's socket code tells tcp from unix (connect, bind, accept) by comparing stream->ops
  * with its own tables, so its set_option runs with them in place for the call.
  */
-static int fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam)
+int ferry_fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam)
 {
 	const php_stream_ops *hooked = stream->ops;
 	stream->ops = orig;
@@ -291,7 +263,8 @@ static int fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, i
 
 /*
  * A blocking connect becomes PHP's asynchronous one (same socket options, bind, context),
- * then the Fiber waits for the fd to be writable. The name lookup before it still blocks.
+ * after a name lookup off the loop, then the Fiber waits for the fd to be writable
+ * (ferry_fiberio_connect.c).
  */
 static int fio_set_option(php_stream *stream, int option, int value, void *ptrparam)
 {
@@ -307,18 +280,13 @@ static int fio_set_option(php_stream *stream, int option, int value, void *ptrpa
 	}
 	if (option != PHP_STREAM_OPTION_XPORT_API || !x || x->op != STREAM_XPORT_OP_CONNECT || !sock
 		|| !sock->is_blocked || !ferry_fio_may_suspend()) {
-		return fio_orig_set_option(stream, orig, option, value, ptrparam);
+		return ferry_fio_orig_set_option(stream, orig, option, value, ptrparam);
 	}
-	x->op = STREAM_XPORT_OP_CONNECT_ASYNC;
-	int r = fio_orig_set_option(stream, orig, option, value, ptrparam);
-	x->op = STREAM_XPORT_OP_CONNECT;
-	if (r == PHP_STREAM_OPTION_RETURN_OK && x->outputs.returncode != -1 && sock->socket != -1) {
-		fio_connect_settle(sock, x);
-	}
-	return r;
+	int r = ferry_fio_connect(stream, orig, x, fio_is_tcp(stream->ops));
+	return r == -2 ? ferry_fio_orig_set_option(stream, orig, option, value, ptrparam) : r;
 }
 
-static const php_stream_ops *fio_hooked(const php_stream_ops *orig)
+static const php_stream_ops *fio_hooked(const php_stream_ops *orig, bool tcp)
 {
 	for (int i = 0; i < fio_count; i++) {
 		if (fio_table[i].orig == orig) {
@@ -330,6 +298,7 @@ static const php_stream_ops *fio_hooked(const php_stream_ops *orig)
 	}
 	fio_ops *e = &fio_table[fio_count++];
 	e->orig = orig;
+	e->tcp = tcp;
 	e->hooked = *orig;
 	e->hooked.read = fio_read;
 	e->hooked.write = fio_write;
@@ -340,12 +309,13 @@ static const php_stream_ops *fio_hooked(const php_stream_ops *orig)
 static php_stream *fio_factory(const char *proto, size_t protolen, const char *resourcename, size_t resourcenamelen,
 	const char *persistent_id, int options, int flags, struct timeval *timeout, php_stream_context *context STREAMS_DC)
 {
-	php_stream_transport_factory orig = protolen == 3 && memcmp(proto, "tcp", 3) == 0 ? fio_orig_tcp : fio_orig_unix;
+	bool tcp = protolen == 3 && memcmp(proto, "tcp", 3) == 0;
+	php_stream_transport_factory orig = tcp ? fio_orig_tcp : fio_orig_unix;
 	php_stream *stream = orig(proto, protolen, resourcename, resourcenamelen, persistent_id, options, flags, timeout,
 		context STREAMS_REL_CC);
 	/* Persistent streams outlive the request whose Fiber would wait: left alone. */
 	if (stream && !persistent_id && fio_original(stream->ops) == NULL) {
-		const php_stream_ops *hooked = fio_hooked(stream->ops);
+		const php_stream_ops *hooked = fio_hooked(stream->ops, tcp);
 		if (hooked) {
 			stream->ops = hooked;
 		}
