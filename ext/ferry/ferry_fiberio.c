@@ -165,6 +165,7 @@ static void fio_off(void)
 	fio_swap_handler("usleep", &fio_orig_usleep, zif_ferry_fio_usleep, false);
 	fio_swap_handler("fclose", &fio_orig_fclose, zif_ferry_fio_fclose, false);
 	ferry_fio_transports_restore();
+	ferry_fio_free_closed_all(false);
 	zval_ptr_dtor(&fio_await_cb);
 	zval_ptr_dtor(&fio_sleep_cb);
 	ZVAL_UNDEF(&fio_await_cb);
@@ -174,6 +175,7 @@ static void fio_off(void)
 void ferry_fiberio_rshutdown(void)
 {
 	fio_off();
+	ferry_fio_free_closed_all(true);
 }
 
 ZEND_FUNCTION(ferry_fiber_io_enable)

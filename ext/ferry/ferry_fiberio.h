@@ -33,6 +33,7 @@ int ferry_fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, in
 int ferry_fio_connect(php_stream *stream, const php_stream_ops *orig, php_stream_xport_param *x, bool by_name);
 /* fclose() of a stream a Fiber waits in: closed now, freed once the waiter left it. */
 bool ferry_fio_close_waited(php_stream *stream);
+void ferry_fio_free_closed_all(bool end);
 
 void ferry_fiberio_rshutdown(void);
 

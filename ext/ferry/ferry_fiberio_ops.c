@@ -79,11 +79,13 @@ static bool fio_waiting_init;
 /*
  * Streams fclose()d while a Fiber waited in them: their resource is closed, but the struct
  * lives on (in_free held up, so PHP's own free is a no-op) until the waiter's caller, which
- * still reads the stream after the hook returns, is done with it. Keyed by the stream, the
- * value is the waiter's Fiber: that Fiber may still be on its way out of the operation.
+ * still reads the stream after the hook returns, is done with it. Keyed by the stream; the
+ * value is FIO_INSIDE while the waiter is still suspended in it, then the waiter's Fiber,
+ * which may still be on its way out of the operation when it runs.
  */
 static HashTable fio_closed;
 static bool fio_closed_init;
+#define FIO_INSIDE ((zend_fiber *) &fio_closed)
 
 static void fio_tables_init(void)
 {
@@ -97,7 +99,7 @@ static void fio_tables_init(void)
 	}
 }
 
-/* Frees the closed streams whose waiter is not the running Fiber (all of them when all). */
+/* Frees the closed streams their waiter has left, but the running Fiber's (unless all). */
 static void fio_free_closed(bool all)
 {
 	if (!fio_closed_init) {
@@ -109,7 +111,7 @@ static void fio_free_closed(bool all)
 	while (again && zend_hash_num_elements(&fio_closed) > 0) {
 		again = false;
 		ZEND_HASH_FOREACH_NUM_KEY_PTR(&fio_closed, key, waiter) {
-			if (all || waiter != EG(active_fiber)) {
+			if (waiter != FIO_INSIDE && (all || waiter != EG(active_fiber))) {
 				php_stream *stream = (php_stream *) (uintptr_t) key;
 				zend_hash_index_del(&fio_closed, key);
 				stream->in_free--;
@@ -159,7 +161,7 @@ bool ferry_fio_close_waited(php_stream *stream)
 	stream->in_free++;
 	zend_list_close(stream->res);
 	stream->res = NULL;
-	zend_hash_index_update_ptr(&fio_closed, (zend_ulong) (uintptr_t) stream, w->fiber);
+	zend_hash_index_update_ptr(&fio_closed, (zend_ulong) (uintptr_t) stream, FIO_INSIDE);
 	return true;
 }
 
@@ -171,6 +173,10 @@ static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool wri
 	ferry_fio_wait r = ferry_fio_await(fd, write, timeout);
 	zend_hash_index_del(&fio_waiting, (zend_ulong) (uintptr_t) stream);
 	if (w.closed) {
+		zval *left = zend_hash_index_find(&fio_closed, (zend_ulong) (uintptr_t) stream);
+		if (left) {
+			Z_PTR_P(left) = w.fiber;
+		}
 		if (!EG(exception)) {
 			php_error_docref(NULL, E_WARNING, "the stream was closed by another Fiber while this one waited in it (pool.fiber_io)");
 		}
@@ -338,6 +344,16 @@ static void fio_swap(const char *name, php_stream_transport_factory *saved, bool
 	}
 }
 
+/* The hooks turned off, or the end of the request (end): every closed stream its waiter
+ * left; at the end, one still inside is the allocator's to reclaim (nobody resumes it). */
+void ferry_fio_free_closed_all(bool end)
+{
+	fio_free_closed(true);
+	if (end && fio_closed_init) {
+		zend_hash_clean(&fio_closed);
+	}
+}
+
 void ferry_fio_transports_install(void)
 {
 	fio_swap("tcp", &fio_orig_tcp, true);
@@ -349,7 +365,6 @@ void ferry_fio_transports_restore(void)
 	if (fio_waiting_init) {
 		zend_hash_clean(&fio_waiting);
 	}
-	fio_free_closed(true);
 	fio_swap("tcp", &fio_orig_tcp, false);
 	fio_swap("unix", &fio_orig_unix, false);
 }

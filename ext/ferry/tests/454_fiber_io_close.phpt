@@ -64,6 +64,28 @@ foreach (['read', 'write'] as $op) {
 // The streams are freed (their fds closed) once no Fiber is inside them any more.
 fiber_io_disable();
 var_dump($fds() === $before);
+
+echo "-- the hooks turned off while the waiter is still inside\n";
+fiber_io_enable(fn ($stream, bool $write, ?float $timeout) => Fiber::suspend($stream), fn (float $seconds) => false);
+$c = stream_socket_client('tcp://' . stream_socket_get_name($server, false));
+$s = stream_socket_accept($server);
+$a = new Fiber(fn () => fgets($c));
+$a->start();
+(new Fiber(fn () => fclose($c)))->start();
+fiber_io_disable();
+$a->resume(true);
+var_dump($a->getReturn());
+
+echo "-- the last reference dropped by another Fiber: the waiting call holds one\n";
+fiber_io_enable(fn ($stream, bool $write, ?float $timeout) => Fiber::suspend($stream), fn (float $seconds) => false);
+$c = stream_socket_client('tcp://' . stream_socket_get_name($server, false));
+$s2 = stream_socket_accept($server);
+$a = new Fiber(fn () => fgets($c));
+$a->start();
+(new Fiber(function () use (&$c) { $c = null; }))->start();
+fwrite($s2, "still there\n");
+$a->resume(true);
+var_dump($a->getReturn());
 ?>
 --EXPECTF--
 -- read
@@ -87,3 +109,10 @@ bool(true)
 Warning: fwrite(): the stream was closed by another Fiber while this one waited in it (pool.fiber_io) in %s on line %d
 bool(false)
 bool(true)
+-- the hooks turned off while the waiter is still inside
+
+Warning: fgets(): the stream was closed by another Fiber while this one waited in it (pool.fiber_io) in %s on line %d
+bool(false)
+-- the last reference dropped by another Fiber: the waiting call holds one
+string(12) "still there
+"
