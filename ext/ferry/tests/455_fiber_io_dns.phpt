@@ -79,6 +79,15 @@ if (!$numeric->isTerminated()) {
 }
 var_dump($numeric->getReturn(), in_array('r', $waits, true));
 
+echo "-- a Fiber the loop does not own: PHP's own lookup and connect\n";
+Ferry\Ext\fiber_io_enable(fn ($stream, bool $write, ?float $timeout) => null, fn (float $seconds) => false);
+$foreign = new Fiber(fn () => stream_socket_client("tcp://localhost:$port", $errno, $errstr, 5) !== false);
+var_dump($foreign->start(), $foreign->getReturn());
+for ($i = 0; $i < 2000 && $threads() > 1; $i++) {
+    usleep(10000); // the lookup thread it started and let go ends by itself
+}
+var_dump($threads());
+
 proc_terminate($watchdog);
 proc_close($watchdog);
 unlink($fifo);
@@ -107,3 +116,7 @@ int(1)
 -- a numeric address: no lookup
 bool(true)
 bool(false)
+-- a Fiber the loop does not own: PHP's own lookup and connect
+NULL
+bool(true)
+int(1)
