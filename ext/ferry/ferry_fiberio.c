@@ -29,6 +29,7 @@ static zval fio_await_cb;
 static zval fio_sleep_cb;
 static zif_handler fio_orig_sleep;
 static zif_handler fio_orig_usleep;
+static zif_handler fio_orig_fclose;
 
 /*
  * PHP blocks switches while the GC runs destructors, but not inside an output handler: a
@@ -125,6 +126,19 @@ static ZEND_FUNCTION(ferry_fio_usleep)
 	fio_orig_usleep(execute_data, return_value);
 }
 
+/* fclose() of a stream another Fiber waits in (ferry_fiberio_ops.c); any other goes to PHP's. */
+static ZEND_FUNCTION(ferry_fio_fclose)
+{
+	zval *arg = ZEND_NUM_ARGS() == 1 ? ZEND_CALL_ARG(execute_data, 1) : NULL;
+	php_stream *stream;
+	if (arg && Z_TYPE_P(arg) == IS_RESOURCE
+		&& (stream = zend_fetch_resource2(Z_RES_P(arg), NULL, php_file_le_stream(), php_file_le_pstream())) != NULL
+		&& ferry_fio_close_waited(stream)) {
+		RETURN_TRUE;
+	}
+	fio_orig_fclose(execute_data, return_value);
+}
+
 /* Anything but a plain int argument (coercion, errors) goes to PHP's own function. */
 static void fio_swap_handler(const char *name, zif_handler *saved, zif_handler hook, bool install)
 {
@@ -149,7 +163,9 @@ static void fio_off(void)
 	fio_on = false;
 	fio_swap_handler("sleep", &fio_orig_sleep, zif_ferry_fio_sleep, false);
 	fio_swap_handler("usleep", &fio_orig_usleep, zif_ferry_fio_usleep, false);
+	fio_swap_handler("fclose", &fio_orig_fclose, zif_ferry_fio_fclose, false);
 	ferry_fio_transports_restore();
+	ferry_fio_free_closed_all(false);
 	zval_ptr_dtor(&fio_await_cb);
 	zval_ptr_dtor(&fio_sleep_cb);
 	ZVAL_UNDEF(&fio_await_cb);
@@ -159,6 +175,7 @@ static void fio_off(void)
 void ferry_fiberio_rshutdown(void)
 {
 	fio_off();
+	ferry_fio_free_closed_all(true);
 	ferry_fio_owner_shutdown();
 }
 
@@ -179,6 +196,7 @@ ZEND_FUNCTION(ferry_fiber_io_enable)
 	ZVAL_COPY(&fio_sleep_cb, sleep);
 	fio_swap_handler("sleep", &fio_orig_sleep, zif_ferry_fio_sleep, true);
 	fio_swap_handler("usleep", &fio_orig_usleep, zif_ferry_fio_usleep, true);
+	fio_swap_handler("fclose", &fio_orig_fclose, zif_ferry_fio_fclose, true);
 	ferry_fio_transports_install();
 	fio_on = true;
 }

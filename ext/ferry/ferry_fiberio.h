@@ -16,7 +16,8 @@ typedef enum {
 	FERRY_FIO_BLOCK = 0,  /* not here: do what PHP does without the hooks */
 	FERRY_FIO_READY,      /* the loop saw the fd ready */
 	FERRY_FIO_TIMEOUT,    /* the wait's timeout passed first */
-	FERRY_FIO_FAILED,     /* an exception is pending (the Fiber was thrown into) */
+	FERRY_FIO_FAILED,     /* an exception is pending (the Fiber was thrown into), or the
+	                       * stream was closed meanwhile (a warning said so): fail the op */
 } ferry_fio_wait;
 
 /* Whether a switch could happen at all: hooks on, inside a Fiber, switching allowed. */
@@ -27,6 +28,13 @@ ferry_fio_wait ferry_fio_await(php_socket_t fd, bool write, const struct timeval
 /* ferry_fiberio_ops.c: the transport wrappers. */
 void ferry_fio_transports_install(void);
 void ferry_fio_transports_restore(void);
+/* PHP's own set_option, with PHP's ops in place for the call (its code compares them). */
+int ferry_fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam);
+/* ferry_fiberio_connect.c: a hooked blocking connect; -2: leave it to PHP's own. */
+int ferry_fio_connect(php_stream *stream, const php_stream_ops *orig, php_stream_xport_param *x, bool by_name);
+/* fclose() of a stream a Fiber waits in: closed now, freed once the waiter left it. */
+bool ferry_fio_close_waited(php_stream *stream);
+void ferry_fio_free_closed_all(bool end);
 
 void ferry_fiberio_rshutdown(void);
 

@@ -24,6 +24,7 @@
 typedef struct {
 	const php_stream_ops *orig;
 	php_stream_ops hooked;
+	bool tcp; /* made by the tcp factory: its names are host:port, a unix one's are paths */
 } fio_ops;
 
 /* One per kind of socket stream seen (tcp, unix): they live as long as the process, since
@@ -45,6 +46,16 @@ static const php_stream_ops *fio_original(const php_stream_ops *ops)
 	return NULL;
 }
 
+static bool fio_is_tcp(const php_stream_ops *ops)
+{
+	for (int i = 0; i < fio_count; i++) {
+		if (&fio_table[i].hooked == ops) {
+			return fio_table[i].tcp;
+		}
+	}
+	return false;
+}
+
 static bool fio_ready(php_socket_t fd, short events)
 {
 	struct pollfd p = {.fd = fd, .events = events};
@@ -52,15 +63,74 @@ static bool fio_ready(php_socket_t fd, short events)
 }
 
 /*
- * The streams a Fiber is suspended in. Another Fiber can only run while the first waits,
- * so a stream in here touched again means two requests share a connection: their bytes
- * would interleave, so the newcomer's operation fails instead.
+ * The streams a Fiber is suspended in, each with its fio_waiter (on the waiting Fiber's C
+ * stack). Another Fiber can only run while the first waits, so a stream in here touched
+ * again means two requests share a connection: their bytes would interleave, so the
+ * newcomer's operation fails instead.
  */
+typedef struct {
+	bool closed;        /* fclose()d by another Fiber meanwhile (ferry_fio_close_waited) */
+	zend_fiber *fiber;  /* the waiter */
+} fio_waiter;
+
 static HashTable fio_waiting;
 static bool fio_waiting_init;
 
+/*
+ * Streams fclose()d while a Fiber waited in them: their resource is closed, but the struct
+ * lives on (in_free held up, so PHP's own free is a no-op) until the waiter's caller, which
+ * still reads the stream after the hook returns, is done with it. Keyed by the stream; the
+ * value is FIO_INSIDE while the waiter is still suspended in it, then the waiter's Fiber,
+ * which may still be on its way out of the operation when it runs.
+ */
+static HashTable fio_closed;
+static bool fio_closed_init;
+#define FIO_INSIDE ((zend_fiber *) &fio_closed)
+
+static void fio_tables_init(void)
+{
+	if (!fio_waiting_init) {
+		zend_hash_init(&fio_waiting, 8, NULL, NULL, 1);
+		fio_waiting_init = true;
+	}
+	if (!fio_closed_init) {
+		zend_hash_init(&fio_closed, 8, NULL, NULL, 1);
+		fio_closed_init = true;
+	}
+}
+
+/* Frees the closed streams their waiter has left, but the running Fiber's (unless all). */
+static void fio_free_closed(bool all)
+{
+	if (!fio_closed_init) {
+		return;
+	}
+	zend_ulong key;
+	zend_fiber *waiter;
+	bool again = true;
+	while (again && zend_hash_num_elements(&fio_closed) > 0) {
+		again = false;
+		ZEND_HASH_FOREACH_NUM_KEY_PTR(&fio_closed, key, waiter) {
+			if (waiter != FIO_INSIDE && (all || waiter != EG(active_fiber))) {
+				php_stream *stream = (php_stream *) (uintptr_t) key;
+				zend_hash_index_del(&fio_closed, key);
+				stream->in_free--;
+				php_stream_free(stream, PHP_STREAM_FREE_CLOSE | PHP_STREAM_FREE_RSRC_DTOR);
+				again = true; /* the free may have changed the table: walk it afresh */
+				break;
+			}
+		} ZEND_HASH_FOREACH_END();
+	}
+}
+
 static bool fio_in_use(php_stream *stream)
 {
+	if (fio_closed_init && zend_hash_num_elements(&fio_closed) > 0
+		&& zend_hash_index_exists(&fio_closed, (zend_ulong) (uintptr_t) stream)) {
+		php_error_docref(NULL, E_WARNING, "the stream was closed by another Fiber while this one waited in it (pool.fiber_io)");
+		return true;
+	}
+	fio_free_closed(false);
 	if (!fio_waiting_init || zend_hash_num_elements(&fio_waiting) == 0
 		|| !zend_hash_index_exists(&fio_waiting, (zend_ulong) (uintptr_t) stream)) {
 		return false;
@@ -69,18 +139,50 @@ static bool fio_in_use(php_stream *stream)
 	return true;
 }
 
+/*
+ * fclose() of a stream a Fiber waits in. PHP would free the stream now, and the waiter
+ * would resume into freed memory (its caller, fgets() or mysqlnd, reads the stream after
+ * the hook returns). So the close happens in two halves: now what the app sees (the
+ * resource is invalid for everyone, the socket is shut down, so the peer sees the end and
+ * the waiter's watch wakes at once), later the free (fio_free_closed).
+ */
+bool ferry_fio_close_waited(php_stream *stream)
+{
+	fio_waiter *w;
+	if (!fio_waiting_init || zend_hash_num_elements(&fio_waiting) == 0 || !stream->res || stream->in_free
+		|| !(w = zend_hash_index_find_ptr(&fio_waiting, (zend_ulong) (uintptr_t) stream))) {
+		return false;
+	}
+	php_netstream_data_t *sock = stream->abstract;
+	w->closed = true;
+	if (sock && sock->socket != -1) {
+		shutdown(sock->socket, SHUT_RDWR);
+	}
+	stream->in_free++;
+	zend_list_close(stream->res);
+	stream->res = NULL;
+	zend_hash_index_update_ptr(&fio_closed, (zend_ulong) (uintptr_t) stream, FIO_INSIDE);
+	return true;
+}
+
 static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout)
 {
-	if (!fio_waiting_init) {
-		zend_hash_init(&fio_waiting, 8, NULL, NULL, 1);
-		fio_waiting_init = true;
-	}
-	zval marker;
-	ZVAL_TRUE(&marker);
-	zend_hash_index_update(&fio_waiting, (zend_ulong) (uintptr_t) stream, &marker);
-	ferry_fio_wait w = ferry_fio_await(fd, write, timeout);
+	fio_tables_init();
+	fio_waiter w = {.closed = false, .fiber = EG(active_fiber)};
+	zend_hash_index_update_ptr(&fio_waiting, (zend_ulong) (uintptr_t) stream, &w);
+	ferry_fio_wait r = ferry_fio_await(fd, write, timeout);
 	zend_hash_index_del(&fio_waiting, (zend_ulong) (uintptr_t) stream);
-	return w;
+	if (w.closed) {
+		zval *left = zend_hash_index_find(&fio_closed, (zend_ulong) (uintptr_t) stream);
+		if (left) {
+			Z_PTR_P(left) = w.fiber;
+		}
+		if (!EG(exception)) {
+			php_error_docref(NULL, E_WARNING, "the stream was closed by another Fiber while this one waited in it (pool.fiber_io)");
+		}
+		return FERRY_FIO_FAILED;
+	}
+	return r;
 }
 
 /*
@@ -165,50 +267,11 @@ static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 	return orig->write(stream, buf, count);
 }
 
-/* Ends a connect PHP began asynchronously as its blocking connect would have. */
-static void fio_connect_settle(php_netstream_data_t *sock, php_stream_xport_param *x)
-{
-	int err = 0;
-	if (!fio_ready(sock->socket, POLLOUT)) {
-		switch (ferry_fio_await(sock->socket, true, x->inputs.timeout)) {
-		case FERRY_FIO_READY:
-			break;
-		case FERRY_FIO_TIMEOUT:
-			err = ETIMEDOUT;
-			break;
-		case FERRY_FIO_FAILED:
-			err = ECANCELED;
-			break;
-		case FERRY_FIO_BLOCK:
-			if (php_pollfd_for(sock->socket, POLLOUT, x->inputs.timeout) <= 0) {
-				err = ETIMEDOUT;
-			}
-			break;
-		}
-	}
-	if (err == 0) {
-		socklen_t len = sizeof(err);
-		if (getsockopt(sock->socket, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
-			err = errno;
-		}
-	}
-	if (x->outputs.error_text) {
-		zend_string_release(x->outputs.error_text);
-		x->outputs.error_text = NULL;
-	}
-	x->outputs.error_code = err;
-	x->outputs.returncode = err ? -1 : 0;
-	if (err && x->want_errortext) {
-		x->outputs.error_text = php_socket_error_str(err);
-	}
-	php_set_sock_blocking(sock->socket, 1);
-}
-
 /*
  * PHP's socket code tells tcp from unix (connect, bind, accept) by comparing stream->ops
  * with its own tables, so its set_option runs with them in place for the call.
  */
-static int fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam)
+int ferry_fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam)
 {
 	const php_stream_ops *hooked = stream->ops;
 	stream->ops = orig;
@@ -219,7 +282,8 @@ static int fio_orig_set_option(php_stream *stream, const php_stream_ops *orig, i
 
 /*
  * A blocking connect becomes PHP's asynchronous one (same socket options, bind, context),
- * then the Fiber waits for the fd to be writable. The name lookup before it still blocks.
+ * after a name lookup off the loop, then the Fiber waits for the fd to be writable
+ * (ferry_fiberio_connect.c).
  */
 static int fio_set_option(php_stream *stream, int option, int value, void *ptrparam)
 {
@@ -235,15 +299,10 @@ static int fio_set_option(php_stream *stream, int option, int value, void *ptrpa
 	}
 	if (option != PHP_STREAM_OPTION_XPORT_API || !x || x->op != STREAM_XPORT_OP_CONNECT || !sock
 		|| !sock->is_blocked || !ferry_fio_may_suspend()) {
-		return fio_orig_set_option(stream, orig, option, value, ptrparam);
+		return ferry_fio_orig_set_option(stream, orig, option, value, ptrparam);
 	}
-	x->op = STREAM_XPORT_OP_CONNECT_ASYNC;
-	int r = fio_orig_set_option(stream, orig, option, value, ptrparam);
-	x->op = STREAM_XPORT_OP_CONNECT;
-	if (r == PHP_STREAM_OPTION_RETURN_OK && x->outputs.returncode != -1 && sock->socket != -1) {
-		fio_connect_settle(sock, x);
-	}
-	return r;
+	int r = ferry_fio_connect(stream, orig, x, fio_is_tcp(stream->ops));
+	return r == -2 ? ferry_fio_orig_set_option(stream, orig, option, value, ptrparam) : r;
 }
 
 static int fio_close(php_stream *stream, int close_handle)
@@ -252,7 +311,7 @@ static int fio_close(php_stream *stream, int close_handle)
 	return fio_original(stream->ops)->close(stream, close_handle);
 }
 
-static const php_stream_ops *fio_hooked(const php_stream_ops *orig)
+static const php_stream_ops *fio_hooked(const php_stream_ops *orig, bool tcp)
 {
 	for (int i = 0; i < fio_count; i++) {
 		if (fio_table[i].orig == orig) {
@@ -264,6 +323,7 @@ static const php_stream_ops *fio_hooked(const php_stream_ops *orig)
 	}
 	fio_ops *e = &fio_table[fio_count++];
 	e->orig = orig;
+	e->tcp = tcp;
 	e->hooked = *orig;
 	e->hooked.read = fio_read;
 	e->hooked.write = fio_write;
@@ -275,12 +335,13 @@ static const php_stream_ops *fio_hooked(const php_stream_ops *orig)
 static php_stream *fio_factory(const char *proto, size_t protolen, const char *resourcename, size_t resourcenamelen,
 	const char *persistent_id, int options, int flags, struct timeval *timeout, php_stream_context *context STREAMS_DC)
 {
-	php_stream_transport_factory orig = protolen == 3 && memcmp(proto, "tcp", 3) == 0 ? fio_orig_tcp : fio_orig_unix;
+	bool tcp = protolen == 3 && memcmp(proto, "tcp", 3) == 0;
+	php_stream_transport_factory orig = tcp ? fio_orig_tcp : fio_orig_unix;
 	php_stream *stream = orig(proto, protolen, resourcename, resourcenamelen, persistent_id, options, flags, timeout,
 		context STREAMS_REL_CC);
 	/* Persistent streams outlive the request whose Fiber would wait: left alone. */
 	if (stream && !persistent_id && fio_original(stream->ops) == NULL) {
-		const php_stream_ops *hooked = fio_hooked(stream->ops);
+		const php_stream_ops *hooked = fio_hooked(stream->ops, tcp);
 		if (hooked) {
 			stream->ops = hooked;
 		}
@@ -300,6 +361,16 @@ static void fio_swap(const char *name, php_stream_transport_factory *saved, bool
 	} else if (!install && *saved != NULL) {
 		Z_PTR_P(zv) = *saved;
 		*saved = NULL;
+	}
+}
+
+/* The hooks turned off, or the end of the request (end): every closed stream its waiter
+ * left; at the end, one still inside is the allocator's to reclaim (nobody resumes it). */
+void ferry_fio_free_closed_all(bool end)
+{
+	fio_free_closed(true);
+	if (end && fio_closed_init) {
+		zend_hash_clean(&fio_closed);
 	}
 }
 
