@@ -9,7 +9,7 @@ import os
 import socket
 import time
 
-from lib import httpbench, report
+from lib import httpbench, perfcount, report
 from lib.proc import Proc, StartError, free_port
 from lib.systems import IS_ROOT, Ferry, NginxFpm, check
 
@@ -110,16 +110,47 @@ def pdo_systems(ctx, worker, port):
                      env={k: str(v) for k, v in env.items()})]
 
 
-def measure(ctx, systems, backend, check_fn, connections):
+def measure(ctx, systems, backend, check_fn, connections, profile=()):
+    """Alternated rounds, then (not in quick mode, with perf) one more load of each system in
+    profile while perf counts its PHP processes' and the backend's syscalls by name."""
     for s in systems:
         with_backend(s, backend)
     started, errors = httpbench.start_all(ctx, systems, check_fn)
     try:
         if len(started) < 2:
-            return None, errors
-        return httpbench.compare(ctx, started, connections=connections, timeout_s=WRK_TIMEOUT), errors
+            return None, errors, {}
+        results = httpbench.compare(ctx, started, connections=connections, timeout_s=WRK_TIMEOUT)
+        counts = {}
+        if profile and not ctx.settings.quick and perfcount.available():
+            for s in started:
+                if s.key in profile and not s.health():
+                    ctx.progress(f"counting syscalls of {s.label}")
+                    counts[s.key] = perfcount.count(s.url, {"php": s.cpu_pids()[1], "backend": [backend.pid]},
+                                                    ctx.settings.duration, connections, ctx.threads,
+                                                    timeout_s=WRK_TIMEOUT)
+        return results, errors, counts
     finally:
         httpbench.stop_all(started)
+
+
+def syscall_table(sec, results, counts, backend_name):
+    """Where a request's time goes: per request, the PHP workers' CPU split user/kernel, their
+    syscalls by name and context switches, and the backend's CPU and syscalls."""
+    if not counts:
+        return
+    names = [n for n in perfcount.SYSCALLS if any(c.get("php", {}).get(n, 0) >= 0.05 for c in counts.values())]
+    rows = []
+    for key, c in counts.items():
+        php, be = c.get("php", {}), c.get("backend", {})
+        rows.append([results[key]["label"], f"{c['rps']:,.0f}", f"{php.get('user_us', 0):.1f}",
+                     f"{php.get('sys_us', 0):.1f}", f"{php.get('syscalls', 0):.2f}",
+                     f"{php.get('context-switches', 0):.2f}", *(f"{php.get(n, 0):.2f}" for n in names),
+                     f"{be.get('user_us', 0) + be.get('sys_us', 0):.1f}", f"{be.get('syscalls', 0):.2f}"])
+    sec.add("Where the time goes: one more load of each system below while `perf stat` counts "
+            "the PHP workers' syscalls by name (per request), and /proc their CPU split into user and kernel time; "
+            f"last two columns: {backend_name}'s CPU and syscalls per request.", "")
+    sec.table(["system", "req/s", "PHP user us", "PHP kernel us", "PHP syscalls", "ctx switches",
+               *names, f"{backend_name} CPU us", f"{backend_name} syscalls"], rows)
 
 
 def cpu_rows(results, backend_name):
@@ -138,7 +169,7 @@ def cpu_bars(results):
             for r in results.values() if r.get("cpu_us")]
 
 
-def part(ctx, sec, results, errors, pairs, backend_name, slug, title):
+def part(ctx, sec, results, errors, pairs, backend_name, slug, title, counts=None):
     for key, err in errors.items():
         sec.add(f"- **{key} not measured**: {err}")
     if results is None:
@@ -161,6 +192,7 @@ def part(ctx, sec, results, errors, pairs, backend_name, slug, title):
         report.ratio_table(sec, cpu)
     sec.chart(ctx, f"fiberio_{slug}_rps.svg", f"{title}: requests per second", "requests/s", report.rps_bars(results))
     sec.chart(ctx, f"fiberio_{slug}_cpu.svg", f"{title}: CPU per request (front + PHP)", "us", cpu_bars(results))
+    syscall_table(sec, results, counts, backend_name)
     sec.summarize(ratios, prefix=f"{slug}: ")
     return ratios
 
@@ -209,13 +241,16 @@ def run(ctx):
         try:
             pairs = [(f"hooked {n} / sync", f"hooked-{n}", "sync") for n in levels]
             pairs += [(f"hooked {n} / async {n}", f"hooked-{n}", f"async-{n}") for n in levels]
-            results, errors = measure(ctx, tarantool_systems(ctx, worker, tport, levels), tnt,
-                                      checker("waited "), conns)
+            top = max(levels)
+            results, errors, counts = measure(ctx, tarantool_systems(ctx, worker, tport, levels), tnt,
+                                              checker("waited "), conns, profile=(f"hooked-{top}", f"async-{top}"))
         finally:
             tnt.stop()
-        ratios = part(ctx, sec, results, errors, pairs, "tarantool", "tarantool", "Tarantool, blocking client")
+        ratios = part(ctx, sec, results, errors, pairs, "tarantool", "tarantool", "Tarantool, blocking client",
+                      counts)
         goals(sec, ratios, levels)
-        data["tarantool"] = {"results": httpbench.public(results or {}), "ratios": ratios, "start_errors": errors}
+        data["tarantool"] = {"results": httpbench.public(results or {}), "ratios": ratios, "start_errors": errors,
+                             "syscalls": counts}
 
     pconns = WORKERS * PDO_FIBERS
     sec.add("### PDO MySQL: a page that waits on its database", "",
@@ -234,11 +269,13 @@ def run(ctx):
             ppairs = [("Fibers hooked / sequential", "pdo-hooked", "pdo-sequential"),
                       ("Fibers hooked / nginx + php-fpm", "pdo-hooked", "pdo-fpm"),
                       ("sequential / nginx + php-fpm", "pdo-sequential", "pdo-fpm")]
-            results, errors = measure(ctx, pdo_systems(ctx, worker, dport), db, checker("slept 0"), pconns)
+            results, errors, counts = measure(ctx, pdo_systems(ctx, worker, dport), db, checker("slept 0"), pconns,
+                                              profile=("pdo-hooked",))
         finally:
             db.stop()
-        ratios = part(ctx, sec, results, errors, ppairs, "mariadbd", "pdo", "PDO MySQL")
-        data["pdo"] = {"results": httpbench.public(results or {}), "ratios": ratios, "start_errors": errors}
+        ratios = part(ctx, sec, results, errors, ppairs, "mariadbd", "pdo", "PDO MySQL", counts)
+        data["pdo"] = {"results": httpbench.public(results or {}), "ratios": ratios, "start_errors": errors,
+                       "syscalls": counts}
     if "tarantool" not in data and "pdo" not in data:
         return sec.failed("neither tarantool nor mariadbd started")
     sec.data = data
