@@ -48,8 +48,10 @@ $fiber = new Fiber(static function () use ($client, $n, $wait, $mode): void {
     }
     $r1 = getrusage();
     $wall = (hrtime(true) - $t0) / 1e3 / $n;
-    $us = static fn (string $k) => (($r1["ru_$k.tv_sec"] - $r0["ru_$k.tv_sec"]) * 1e6 + $r1["ru_$k.tv_usec"] - $r0["ru_$k.tv_usec"]) / $n;
-    printf("%s: user %.1f us, kernel %.1f us, wall %.1f us per call (%d calls)\n", $mode, $us('utime'), $us('stime'), $wall, $n);
+    $us = static fn (string $k): float => (($r1["ru_$k.tv_sec"] - $r0["ru_$k.tv_sec"]) * 1e6
+        + $r1["ru_$k.tv_usec"] - $r0["ru_$k.tv_usec"]) / $n;
+    printf("%s: user %.1f us, kernel %.1f us, wall %.1f us per call (%d calls)\n",
+        $mode, $us('utime'), $us('stime'), $wall, $n);
 });
 if ($mode === 'hooked') {
     FiberIo::own($fiber);
