@@ -2,7 +2,7 @@
 # The benchmark harness's own tests: unit tests of its parsers and statistics, bench/loadgen
 # against a local server, the --ferry-rev worktree handling, then the CI smoke runs
 # (`run.py --quick --scenario hello`, again with `--php 8.4` when the trixie root exists,
-# then `mixed`, `soak`, `memory`, `respawn` and the others that have one, into temp dirs,
+# then `mixed`, `soak`, `memory`, `respawn`, `fiberio` and the others that have one, into temp dirs,
 # checked for numbers).
 # Needs bin/ferry (make build), wrk, nginx, php-fpm8.2, go and git. Takes about 2 min.
 set -euo pipefail

@@ -4,21 +4,26 @@ from . import method, wrk
 from .proc import StartError, cpu_seconds
 
 
-CPU_KEYS = ("cpu_front_us", "cpu_php_us", "cpu_us")
+CPU_KEYS = ("cpu_front_us", "cpu_php_us", "cpu_us", "cpu_backend_us")
 
 
 def cpu_meter(system):
     """Starts counting the CPU time of system's processes; the returned function adds CPU
     per request (front, PHP, both) to a load generator's result. CPU per request is steadier
-    than RPS on a shared machine: it is the work a request costs, whatever else ran."""
+    than RPS on a shared machine: it is the work a request costs, whatever else ran.
+    A system with backend_pids() (a database every system of the scenario shares, loaded
+    by one system at a time) also gets cpu_backend_us, kept apart from cpu_us."""
     front, php = system.cpu_pids()
-    before = cpu_seconds(front), cpu_seconds(php)
+    backend = system.backend_pids() if hasattr(system, "backend_pids") else []
+    before = cpu_seconds(front), cpu_seconds(php), cpu_seconds(backend)
 
     def done(res):
         if res["requests"]:
             res["cpu_front_us"] = (cpu_seconds(front) - before[0]) * 1e6 / res["requests"]
             res["cpu_php_us"] = (cpu_seconds(php) - before[1]) * 1e6 / res["requests"]
             res["cpu_us"] = res["cpu_front_us"] + res["cpu_php_us"]
+            if backend:
+                res["cpu_backend_us"] = (cpu_seconds(backend) - before[2]) * 1e6 / res["requests"]
         return res
     return done
 
@@ -83,8 +88,10 @@ def stop_all(systems):
             pass
 
 
-def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=True, settings=None):
-    """Alternates wrk runs over the systems; returns {key: result} in the systems' order."""
+def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=True, settings=None, timeout_s=None):
+    """Alternates wrk runs over the systems; returns {key: result} in the systems' order.
+    timeout_s: wrk's per-request timeout (its own default is 2 s), for systems that queue
+    requests longer than that on purpose."""
     settings = settings or ctx.settings
     conns = connections or ctx.connections
     by_key = {s.key: s for s in systems}
@@ -96,7 +103,7 @@ def compare(ctx, systems, path="/", script=None, connections=None, errors_fatal=
             raise wrk.WrkError(dead)
         cpu = cpu_meter(s)
         res = cpu(wrk.run(s.url + path, settings.duration, conns, ctx.threads, script=script,
-                          eof_delimited=s.eof_delimited))
+                          timeout_s=timeout_s, eof_delimited=s.eof_delimited))
         if errors_fatal and res["non2xx"]:
             raise wrk.WrkError(f"{res['non2xx']} responses were not 2xx/3xx ({res['argv']})")
         if errors_fatal and res["requests"] == 0:
