@@ -150,6 +150,7 @@ static void fio_off(void)
 	fio_swap_handler("sleep", &fio_orig_sleep, zif_ferry_fio_sleep, false);
 	fio_swap_handler("usleep", &fio_orig_usleep, zif_ferry_fio_usleep, false);
 	ferry_fio_transports_restore();
+	ferry_fio_tls_restore();
 	zval_ptr_dtor(&fio_await_cb);
 	zval_ptr_dtor(&fio_sleep_cb);
 	ZVAL_UNDEF(&fio_await_cb);
@@ -174,6 +175,7 @@ ZEND_FUNCTION(ferry_fiber_io_enable)
 	fio_swap_handler("sleep", &fio_orig_sleep, zif_ferry_fio_sleep, true);
 	fio_swap_handler("usleep", &fio_orig_usleep, zif_ferry_fio_usleep, true);
 	ferry_fio_transports_install();
+	ferry_fio_tls_install();
 	fio_on = true;
 }
 

@@ -26,6 +26,17 @@ ferry_fio_wait ferry_fio_await(php_socket_t fd, bool write, const struct timeval
 /* ferry_fiberio_ops.c: the transport wrappers. */
 void ferry_fio_transports_install(void);
 void ferry_fio_transports_restore(void);
+/* Shared with ferry_fiberio_tls.c: the two-Fibers guard, the wait that
+ * registers the stream, the shutdown after a cancelled wait, the end of an async connect. */
+bool fio_in_use(php_stream *stream);
+ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout);
+void fio_abandon(php_stream *stream, php_netstream_data_t *sock);
+void fio_connect_settle(php_netstream_data_t *sock, php_stream_xport_param *x);
+
+/* ferry_fiberio_tls.c: ext/openssl's ssl/tls transports, and a tcp stream turning TLS on. */
+void ferry_fio_tls_install(void);
+void ferry_fio_tls_restore(void);
+int ferry_fio_tls_crypto(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam);
 
 void ferry_fiberio_rshutdown(void);
 

@@ -59,7 +59,7 @@ static bool fio_ready(php_socket_t fd, short events)
 static HashTable fio_waiting;
 static bool fio_waiting_init;
 
-static bool fio_in_use(php_stream *stream)
+bool fio_in_use(php_stream *stream)
 {
 	if (!fio_waiting_init || zend_hash_num_elements(&fio_waiting) == 0
 		|| !zend_hash_index_exists(&fio_waiting, (zend_ulong) (uintptr_t) stream)) {
@@ -69,7 +69,7 @@ static bool fio_in_use(php_stream *stream)
 	return true;
 }
 
-static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout)
+ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout)
 {
 	if (!fio_waiting_init) {
 		zend_hash_init(&fio_waiting, 8, NULL, NULL, 1);
@@ -88,7 +88,7 @@ static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool wri
  * connection stopped mid-exchange, so it is shut down, and whoever holds it next (a shared or
  * persistent handle, the next request) gets an error instead of the rest of this answer.
  */
-static void fio_abandon(php_stream *stream, php_netstream_data_t *sock)
+void fio_abandon(php_stream *stream, php_netstream_data_t *sock)
 {
 	shutdown(sock->socket, SHUT_RDWR);
 	stream->eof = 1;
@@ -166,7 +166,7 @@ static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 }
 
 /* Ends a connect PHP began asynchronously as its blocking connect would have. */
-static void fio_connect_settle(php_netstream_data_t *sock, php_stream_xport_param *x)
+void fio_connect_settle(php_netstream_data_t *sock, php_stream_xport_param *x)
 {
 	int err = 0;
 	if (!fio_ready(sock->socket, POLLOUT)) {
@@ -228,10 +228,9 @@ static int fio_set_option(php_stream *stream, int option, int value, void *ptrpa
 	php_stream_xport_param *x = ptrparam;
 	if (option == PHP_STREAM_OPTION_CRYPTO_API) {
 		/* ext/openssl makes tcp:// streams able to turn TLS on (stream_socket_enable_crypto(),
-		 * mysqlnd's SSL): OpenSSL then holds decrypted bytes the fd does not show, and a
-		 * wait for readability could outlast them. Such a stream goes back to PHP's ops. */
-		stream->ops = orig;
-		return orig->set_option(stream, option, value, ptrparam);
+		 * mysqlnd's SSL): OpenSSL then holds decrypted bytes the fd does not show, so the
+		 * stream moves to the TLS hooks (ferry_fiberio_tls.c) or back to PHP's ops. */
+		return ferry_fio_tls_crypto(stream, orig, option, value, ptrparam);
 	}
 	if (option != PHP_STREAM_OPTION_XPORT_API || !x || x->op != STREAM_XPORT_OP_CONNECT || !sock
 		|| !sock->is_blocked || !ferry_fio_may_suspend()) {
