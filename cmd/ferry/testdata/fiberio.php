@@ -24,6 +24,9 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
 
         return Response::text($line === false ? 'read failed' : trim($line));
     }
+    if ($request->path === '/tls' || $request->path === '/starttls') {
+        return tls($request->path, $q);
+    }
     if (str_starts_with($request->path, '/pdo')) {
         return pdo($request->path, $q);
     }
@@ -68,4 +71,29 @@ function pdo(string $path, array $q): Response
     }
 
     return Response::text("slept $slept");
+}
+
+/**
+ * The /tcp exchange over TLS, the server's certificate checked against ?ca: /tls connects
+ * with tls://, /starttls connects with tcp:// and turns TLS on afterwards (as mysqlnd's SSL
+ * and STARTTLS clients do).
+ *
+ * @param array<string, string> $q
+ */
+function tls(string $path, array $q): Response
+{
+    $ctx = stream_context_create(['ssl' => ['cafile' => $q['ca'], 'peer_name' => '127.0.0.1']]);
+    $scheme = $path === '/tls' ? 'tls' : 'tcp';
+    $c = stream_socket_client("$scheme://" . $q['addr'], $errno, $errstr, 5, STREAM_CLIENT_CONNECT, $ctx);
+    if ($c === false) {
+        return Response::text("connect failed: $errno $errstr", 502);
+    }
+    if ($path === '/starttls' && stream_socket_enable_crypto($c, true, STREAM_CRYPTO_METHOD_TLS_CLIENT) !== true) {
+        return Response::text('handshake failed', 502);
+    }
+    fwrite($c, ($q['id'] ?? 'x') . "\n");
+    $line = fgets($c);
+    fclose($c);
+
+    return Response::text($line === false ? 'read failed' : trim($line));
 }
