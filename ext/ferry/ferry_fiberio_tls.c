@@ -265,7 +265,17 @@ static int tls_crypto(php_stream *stream, fio_tls_data *d, const php_stream_ops 
 		&& SSL_get_fd(d->ssl_handle) == d->s.socket && tls_usable(d)) {
 		return tls_handshake(stream, d, orig, option, value, c);
 	}
+	/* ext/openssl knows a session stream to resume from by its ops table: PHP's, for the call. */
+	php_stream *session = c && c->op == STREAM_XPORT_CRYPTO_OP_SETUP ? c->inputs.session : NULL;
+	const php_stream_ops *session_hooked = session ? session->ops : NULL;
+	const php_stream_ops *session_orig = session ? tls_original(session->ops) : NULL;
+	if (session_orig) {
+		session->ops = session_orig;
+	}
 	int r = orig->set_option(stream, option, value, ptrparam);
+	if (session_orig) {
+		session->ops = session_hooked;
+	}
 	if (c && c->op == STREAM_XPORT_CRYPTO_OP_ENABLE && !c->inputs.activate) {
 		/* TLS turned off again (rare): the stream goes back to PHP's ops, blocking. */
 		stream->ops = orig;

@@ -1,5 +1,5 @@
 --TEST--
-ferry: fiber_io hooks TLS: a tls:// connect (connect, handshake) and a tcp:// stream turning TLS on wait on the loop, two Fibers read over TLS at once, bytes OpenSSL already decrypted are read without a wait, a read's timeout is PHP's, and outside a Fiber nothing is asked
+ferry: fiber_io hooks TLS: a tls:// connect (connect, handshake) and a tcp:// stream turning TLS on wait on the loop, two Fibers read over TLS at once, bytes OpenSSL already decrypted are read without a wait, a read's timeout is PHP's, outside a Fiber nothing is asked, and a hooked TLS stream is still a session ext/openssl resumes from
 --EXTENSIONS--
 ferry
 openssl
@@ -57,6 +57,14 @@ while (!$gate2->answered) {
 $l = fgets($c);
 $foreign = new Fiber(fn () => [fwrite($c, "x"), stream_set_timeout($c, 0, 50000), fgets($c)]);
 var_dump($l, $foreign->start(), $foreign->getReturn()[2], count($loop->waits) === $before);
+
+// A hooked TLS stream given as the session to resume from is still one ext/openssl accepts.
+$f = $loop->fiber(function () use ($gate2, $ctx, $c) {
+    $c2 = stream_socket_client("tcp://{$gate2->addr}", $errno, $errstr, 2, STREAM_CLIENT_CONNECT, $ctx);
+    return stream_socket_enable_crypto($c2, true, STREAM_CRYPTO_METHOD_TLS_CLIENT, $c);
+});
+$loop->run([$f], [[]], [$gate2, 'tick']);
+var_dump($f->getReturn());
 ?>
 --EXPECT--
 array(7) {
@@ -99,4 +107,5 @@ string(11) "again main
 "
 NULL
 bool(false)
+bool(true)
 bool(true)
