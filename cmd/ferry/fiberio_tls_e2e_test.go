@@ -81,3 +81,51 @@ func TestFiberIOTLSSuspendsOnlyItsFiber(t *testing.T) {
 		}
 	})
 }
+
+// PDO MySQL over TLS: mysqlnd connects with tcp:// and turns TLS on over that stream, so the
+// handshake and every query's wait go through the TLS hooks. With pool.fiber_io eight
+// requests each waiting in SELECT SLEEP() over TLS are all in MariaDB at once in ONE worker
+// (its process list, counted by a request on the same worker, shows the eight); each
+// checked that its session is TLS (Ssl_cipher). Before the TLS hooks the stream went back to
+// PHP's blocking ops once TLS was on, and MariaDB saw one query at a time.
+func TestFiberIOPDOMySQLOverTLS(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	php := mysqlPHP(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "db.crt"), filepath.Join(dir, "db.key")
+	writeCert(t, certFile, keyFile, "mariadb")
+	port := startMariaDB(t, "--ssl-cert="+certFile, "--ssl-key="+keyFile)
+	const n = 8
+	s := startFerry(t, fiberIOMySQLConfig(true, php))
+	done := make(chan error, 1)
+	var bodies []string
+	go func() {
+		var err error
+		bodies, err = fetchAll(n, func(i int) string {
+			return fmt.Sprintf("%s/pdo?port=%d&tag=tls&s=30&ca=%s", s.url, port, url.QueryEscape(certFile))
+		})
+		done <- err
+	}()
+	waiting := ""
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		resp, body := get(t, fmt.Sprintf("%s/pdo-waiting?port=%d&tag=tls", s.url, port))
+		expectStatus(t, resp, body, 200)
+		if waiting = body; waiting == fmt.Sprint(n) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling MariaDB's process list: no event to wait on
+	}
+	if waiting != fmt.Sprint(n) {
+		t.Fatalf("MariaDB ran %s of the %d TLS queries at once, want all\n%s", waiting, n, s.logText())
+	}
+	resp, body := get(t, fmt.Sprintf("%s/pdo-release?port=%d&tag=tls", s.url, port))
+	expectStatus(t, resp, body, 200)
+	if err := <-done; err != nil {
+		t.Fatalf("%v\n%s", err, s.logText())
+	}
+	for i, b := range bodies {
+		if b != "interrupted" {
+			t.Fatalf("request %d answered %q, want its killed query's error", i, b)
+		}
+	}
+}

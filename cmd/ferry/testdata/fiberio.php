@@ -51,7 +51,15 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
 function pdo(string $path, array $q): Response
 {
     $tag = preg_replace('/[^a-z0-9]/', '', $q['tag'] ?? 'x');
-    $db = new PDO('mysql:host=127.0.0.1;port=' . (int) $q['port'], 'root', '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+    $options = [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION];
+    if (isset($q['ca'])) {
+        // mysqlnd turns TLS on over its tcp:// stream (stream_socket_enable_crypto()'s path).
+        $options += [PDO::MYSQL_ATTR_SSL_CA => $q['ca'], PDO::MYSQL_ATTR_SSL_VERIFY_SERVER_CERT => false];
+    }
+    $db = new PDO('mysql:host=127.0.0.1;port=' . (int) $q['port'], 'root', '', $options);
+    if (isset($q['ca']) && $db->query("SHOW SESSION STATUS LIKE 'Ssl_cipher'")->fetchColumn(1) === '') {
+        return Response::text('the connection is not TLS', 500);
+    }
     $like = $db->quote("SELECT SLEEP(%'$tag'%");
     if ($path === '/pdo-waiting') {
         return Response::text((string) $db->query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE $like")->fetchColumn());
