@@ -1,7 +1,7 @@
 /*
- * pool.fiber_io over TLS: ext/openssl's streams (ssl://, tls://, and a tcp:// stream once
- * stream_socket_enable_crypto() turns TLS on) whose read, write, handshake and connect
- * wait on Ferry's loop.
+ * pool.fiber_io over TLS: the operations of ext/openssl's streams (ssl://, tls://, and a
+ * tcp:// stream once stream_socket_enable_crypto() turns TLS on) whose read, write,
+ * handshake and connect wait on Ferry's loop. Which streams get them: ferry_fiberio_tls_xport.c.
  *
  * OpenSSL holds decrypted bytes the fd does not show, and a readable fd may carry only
  * records that are not data (TLS 1.3 session tickets), so "wait for the fd, then PHP's op"
@@ -11,11 +11,6 @@
  * nothing because OpenSSL wants the socket, the Fiber waits on the loop for the direction
  * OpenSSL asked (SSL_want_read/SSL_want_write) and tries again. What reaches the app
  * (bytes, eof, warnings) is still PHP's; only the waits between tries moved to the loop.
- *
- * The SSL handle and the flags live in ext/openssl's private php_openssl_netstream_data_t;
- * its head is mirrored here for the PHP versions whose layout was checked (8.1 to 8.4), and
- * a stream is taken only when its ops say "tcp_socket/ssl", ext/openssl is loaded, and the
- * mirrored fields look like what xp_ssl.c keeps there. Anything else keeps PHP's ops.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -23,75 +18,12 @@
 
 #include "php.h"
 #include "main/php_network.h"
-#include "ferry_fiberio.h"
-
-#if defined(HAVE_FERRY_OPENSSL) && PHP_VERSION_ID >= 80100 && PHP_VERSION_ID < 80500
-# define FERRY_FIO_TLS 1
-#endif
+#include "ferry_fiberio_tls.h"
 
 #ifdef FERRY_FIO_TLS
 
 #include <errno.h>
-#include <poll.h>
 #include <time.h>
-#include <openssl/ssl.h>
-
-/* The head of ext/openssl's php_openssl_netstream_data_t (xp_ssl.c, PHP 8.1-8.4). */
-typedef struct {
-	php_netstream_data_t s;
-	SSL *ssl_handle;
-	SSL_CTX *ctx;
-	struct timeval connect_timeout;
-	int enable_on_connect;
-	int is_client;
-	int ssl_active;
-	php_stream_xport_crypt_method_t method;
-} fio_tls_data;
-
-typedef struct {
-	const php_stream_ops *orig;
-	php_stream_ops hooked;
-} fio_tls_ops;
-
-/* Lives as long as the process: a stream keeps its ops after the hooks are turned off. */
-#define FIO_TLS_MAX_OPS 4
-static fio_tls_ops tls_table[FIO_TLS_MAX_OPS];
-static int tls_count;
-
-/* ext/openssl's transports besides tcp (which ferry_fiberio_ops.c wraps). */
-static const char *const tls_names[] = {"ssl", "tls", "tlsv1.0", "tlsv1.1", "tlsv1.2", "tlsv1.3", "sslv3"};
-#define FIO_TLS_NAMES (sizeof(tls_names) / sizeof(tls_names[0]))
-static php_stream_transport_factory tls_factories[FIO_TLS_NAMES];
-
-static const php_stream_ops *tls_original(const php_stream_ops *ops)
-{
-	for (int i = 0; i < tls_count; i++) {
-		if (&tls_table[i].hooked == ops) {
-			return tls_table[i].orig;
-		}
-	}
-	return NULL;
-}
-
-static bool tls_flag(int v)
-{
-	return v == 0 || v == 1;
-}
-
-/* Whether stream (with PHP's ops orig) is one of ext/openssl's, as far as can be told. */
-static fio_tls_data *tls_data(php_stream *stream, const php_stream_ops *orig)
-{
-	if (!orig || !orig->label || strcmp(orig->label, "tcp_socket/ssl") != 0 || !stream->abstract
-		|| !zend_hash_str_exists(&module_registry, "openssl", sizeof("openssl") - 1)) {
-		return NULL;
-	}
-	fio_tls_data *d = stream->abstract;
-	if (!tls_flag(d->enable_on_connect) || !tls_flag(d->is_client) || !tls_flag(d->ssl_active)
-		|| !tls_flag(d->s.is_blocked) || (d->ssl_handle && SSL_get_fd(d->ssl_handle) != d->s.socket)) {
-		return NULL;
-	}
-	return d;
-}
 
 static bool tls_usable(fio_tls_data *d)
 {
@@ -185,9 +117,9 @@ static ssize_t tls_io(php_stream *stream, fio_tls_data *d, const php_stream_ops 
 	}
 }
 
-static ssize_t tls_read(php_stream *stream, char *buf, size_t count)
+ssize_t ferry_fio_tls_read(php_stream *stream, char *buf, size_t count)
 {
-	const php_stream_ops *orig = tls_original(stream->ops);
+	const php_stream_ops *orig = ferry_fio_tls_original(stream->ops);
 	fio_tls_data *d = stream->abstract;
 	if (fio_in_use(stream)) {
 		return -1;
@@ -198,9 +130,9 @@ static ssize_t tls_read(php_stream *stream, char *buf, size_t count)
 	return tls_io(stream, d, orig, true, buf, count);
 }
 
-static ssize_t tls_write(php_stream *stream, const char *buf, size_t count)
+ssize_t ferry_fio_tls_write(php_stream *stream, const char *buf, size_t count)
 {
-	const php_stream_ops *orig = tls_original(stream->ops);
+	const php_stream_ops *orig = ferry_fio_tls_original(stream->ops);
 	fio_tls_data *d = stream->abstract;
 	if (fio_in_use(stream)) {
 		return -1;
@@ -268,7 +200,7 @@ static int tls_crypto(php_stream *stream, fio_tls_data *d, const php_stream_ops 
 	/* ext/openssl knows a session stream to resume from by its ops table: PHP's, for the call. */
 	php_stream *session = c && c->op == STREAM_XPORT_CRYPTO_OP_SETUP ? c->inputs.session : NULL;
 	const php_stream_ops *session_hooked = session ? session->ops : NULL;
-	const php_stream_ops *session_orig = session ? tls_original(session->ops) : NULL;
+	const php_stream_ops *session_orig = session ? ferry_fio_tls_original(session->ops) : NULL;
 	if (session_orig) {
 		session->ops = session_orig;
 	}
@@ -313,9 +245,9 @@ static int tls_connect(php_stream *stream, fio_tls_data *d, const php_stream_ops
 	return r;
 }
 
-static int tls_set_option(php_stream *stream, int option, int value, void *ptrparam)
+int ferry_fio_tls_set_option(php_stream *stream, int option, int value, void *ptrparam)
 {
-	const php_stream_ops *orig = tls_original(stream->ops);
+	const php_stream_ops *orig = ferry_fio_tls_original(stream->ops);
 	fio_tls_data *d = stream->abstract;
 	php_stream_xport_param *x = ptrparam;
 	if (option == PHP_STREAM_OPTION_CRYPTO_API) {
@@ -325,109 +257,6 @@ static int tls_set_option(php_stream *stream, int option, int value, void *ptrpa
 		return tls_connect(stream, d, orig, option, value, x);
 	}
 	return orig->set_option(stream, option, value, ptrparam);
-}
-
-static const php_stream_ops *tls_hooked(const php_stream_ops *orig)
-{
-	for (int i = 0; i < tls_count; i++) {
-		if (tls_table[i].orig == orig) {
-			return &tls_table[i].hooked;
-		}
-	}
-	if (tls_count == FIO_TLS_MAX_OPS || !orig->set_option || !orig->read || !orig->write) {
-		return NULL;
-	}
-	fio_tls_ops *e = &tls_table[tls_count++];
-	e->orig = orig;
-	e->hooked = *orig;
-	e->hooked.read = tls_read;
-	e->hooked.write = tls_write;
-	e->hooked.set_option = tls_set_option;
-	return &e->hooked;
-}
-
-/* Gives stream (whose PHP ops are orig) the TLS hooks; false when it is not ext/openssl's. */
-static bool tls_adopt(php_stream *stream, const php_stream_ops *orig)
-{
-	const php_stream_ops *hooked;
-	if (!tls_data(stream, orig) || !(hooked = tls_hooked(orig))) {
-		return false;
-	}
-	stream->ops = hooked;
-	return true;
-}
-
-int ferry_fio_tls_crypto(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam)
-{
-	if (tls_adopt(stream, orig)) {
-		return tls_set_option(stream, option, value, ptrparam);
-	}
-	stream->ops = orig;
-	return orig->set_option(stream, option, value, ptrparam);
-}
-
-static php_stream *tls_factory(const char *proto, size_t protolen, const char *resourcename, size_t resourcenamelen,
-	const char *persistent_id, int options, int flags, struct timeval *timeout, php_stream_context *context STREAMS_DC)
-{
-	php_stream_transport_factory orig = NULL;
-	for (size_t i = 0; i < FIO_TLS_NAMES; i++) {
-		if (strlen(tls_names[i]) == protolen && strncasecmp(tls_names[i], proto, protolen) == 0) {
-			orig = tls_factories[i];
-		}
-	}
-	if (!orig) {
-		return NULL;
-	}
-	php_stream *stream = orig(proto, protolen, resourcename, resourcenamelen, persistent_id, options, flags, timeout,
-		context STREAMS_REL_CC);
-	/* Persistent streams outlive the request whose Fiber would wait: left alone. */
-	if (stream && !persistent_id && tls_original(stream->ops) == NULL) {
-		tls_adopt(stream, stream->ops);
-	}
-	return stream;
-}
-
-static void tls_swap(bool install)
-{
-	for (size_t i = 0; i < FIO_TLS_NAMES; i++) {
-		zval *zv = zend_hash_str_find(php_stream_xport_get_hash(), tls_names[i], strlen(tls_names[i]));
-		if (!zv) {
-			continue;
-		}
-		if (install && tls_factories[i] == NULL) {
-			tls_factories[i] = Z_PTR_P(zv);
-			Z_PTR_P(zv) = tls_factory;
-		} else if (!install && tls_factories[i] != NULL) {
-			Z_PTR_P(zv) = tls_factories[i];
-			tls_factories[i] = NULL;
-		}
-	}
-}
-
-void ferry_fio_tls_install(void)
-{
-	tls_swap(true);
-}
-
-void ferry_fio_tls_restore(void)
-{
-	tls_swap(false);
-}
-
-#else /* no libssl to build against, or a PHP whose xp_ssl.c layout was not checked */
-
-int ferry_fio_tls_crypto(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam)
-{
-	stream->ops = orig;
-	return orig->set_option(stream, option, value, ptrparam);
-}
-
-void ferry_fio_tls_install(void)
-{
-}
-
-void ferry_fio_tls_restore(void)
-{
 }
 
 #endif
