@@ -30,8 +30,8 @@ func mysqlPHP(t *testing.T) []string {
 
 // startMariaDB runs mariadbd (FERRY_TEST_MARIADBD, else mariadbd from PATH) on a fresh data
 // directory, without grant tables (root, no password), and returns its TCP port once it
-// says it is ready for connections.
-func startMariaDB(t *testing.T) int {
+// says it is ready for connections. extra are more mariadbd options.
+func startMariaDB(t *testing.T, extra ...string) int {
 	t.Helper()
 	bin := os.Getenv("FERRY_TEST_MARIADBD")
 	if bin == "" {
@@ -51,6 +51,7 @@ func startMariaDB(t *testing.T) int {
 	cmd := exec.Command(bin, "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--socket="+filepath.Join(dir, "sock"),
 		fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1", "--skip-grant-tables", "--user=root",
 		"--innodb-buffer-pool-size=16M", "--skip-log-bin")
+	cmd.Args = append(cmd.Args, extra...)
 	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}

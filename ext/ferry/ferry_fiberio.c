@@ -166,6 +166,7 @@ static void fio_off(void)
 	fio_swap_handler("fclose", &fio_orig_fclose, zif_ferry_fio_fclose, false);
 	ferry_fio_transports_restore();
 	ferry_fio_free_closed_all(false);
+	ferry_fio_tls_restore();
 	zval_ptr_dtor(&fio_await_cb);
 	zval_ptr_dtor(&fio_sleep_cb);
 	ZVAL_UNDEF(&fio_await_cb);
@@ -198,6 +199,7 @@ ZEND_FUNCTION(ferry_fiber_io_enable)
 	fio_swap_handler("usleep", &fio_orig_usleep, zif_ferry_fio_usleep, true);
 	fio_swap_handler("fclose", &fio_orig_fclose, zif_ferry_fio_fclose, true);
 	ferry_fio_transports_install();
+	ferry_fio_tls_install();
 	fio_on = true;
 }
 

@@ -35,6 +35,16 @@ int ferry_fio_connect(php_stream *stream, const php_stream_ops *orig, php_stream
 /* fclose() of a stream a Fiber waits in: closed now, freed once the waiter left it. */
 bool ferry_fio_close_waited(php_stream *stream);
 void ferry_fio_free_closed_all(bool end);
+/* Shared with ferry_fiberio_tls.c: the two-Fibers guard, the wait that
+ * registers the stream, the shutdown after a cancelled wait. */
+bool fio_in_use(php_stream *stream);
+ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout);
+void fio_abandon(php_stream *stream, php_netstream_data_t *sock);
+
+/* ferry_fiberio_tls.c: ext/openssl's ssl/tls transports, and a tcp stream turning TLS on. */
+void ferry_fio_tls_install(void);
+void ferry_fio_tls_restore(void);
+int ferry_fio_tls_crypto(php_stream *stream, const php_stream_ops *orig, int option, int value, void *ptrparam);
 
 void ferry_fiberio_rshutdown(void);
 

@@ -123,7 +123,7 @@ static void fio_free_closed(bool all)
 	}
 }
 
-static bool fio_in_use(php_stream *stream)
+bool fio_in_use(php_stream *stream)
 {
 	if (fio_closed_init && zend_hash_num_elements(&fio_closed) > 0
 		&& zend_hash_index_exists(&fio_closed, (zend_ulong) (uintptr_t) stream)) {
@@ -165,7 +165,7 @@ bool ferry_fio_close_waited(php_stream *stream)
 	return true;
 }
 
-static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout)
+ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool write, const struct timeval *timeout)
 {
 	fio_tables_init();
 	fio_waiter w = {.closed = false, .fiber = EG(active_fiber)};
@@ -190,7 +190,7 @@ static ferry_fio_wait fio_await_in(php_stream *stream, php_socket_t fd, bool wri
  * connection stopped mid-exchange, so it is shut down, and whoever holds it next (a shared or
  * persistent handle, the next request) gets an error instead of the rest of this answer.
  */
-static void fio_abandon(php_stream *stream, php_netstream_data_t *sock)
+void fio_abandon(php_stream *stream, php_netstream_data_t *sock)
 {
 	shutdown(sock->socket, SHUT_RDWR);
 	stream->eof = 1;
@@ -292,10 +292,9 @@ static int fio_set_option(php_stream *stream, int option, int value, void *ptrpa
 	php_stream_xport_param *x = ptrparam;
 	if (option == PHP_STREAM_OPTION_CRYPTO_API) {
 		/* ext/openssl makes tcp:// streams able to turn TLS on (stream_socket_enable_crypto(),
-		 * mysqlnd's SSL): OpenSSL then holds decrypted bytes the fd does not show, and a
-		 * wait for readability could outlast them. Such a stream goes back to PHP's ops. */
-		stream->ops = orig;
-		return orig->set_option(stream, option, value, ptrparam);
+		 * mysqlnd's SSL): OpenSSL then holds decrypted bytes the fd does not show, so the
+		 * stream moves to the TLS hooks (ferry_fiberio_tls.c) or back to PHP's ops. */
+		return ferry_fio_tls_crypto(stream, orig, option, value, ptrparam);
 	}
 	if (option != PHP_STREAM_OPTION_XPORT_API || !x || x->op != STREAM_XPORT_OP_CONNECT || !sock
 		|| !sock->is_blocked || !ferry_fio_may_suspend()) {

@@ -24,6 +24,9 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
 
         return Response::text($line === false ? 'read failed' : trim($line));
     }
+    if ($request->path === '/tls' || $request->path === '/starttls') {
+        return tls($request->path, $q);
+    }
     if (str_starts_with($request->path, '/pdo')) {
         return pdo($request->path, $q);
     }
@@ -48,7 +51,15 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
 function pdo(string $path, array $q): Response
 {
     $tag = preg_replace('/[^a-z0-9]/', '', $q['tag'] ?? 'x');
-    $db = new PDO('mysql:host=127.0.0.1;port=' . (int) $q['port'], 'root', '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+    $options = [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION];
+    if (isset($q['ca'])) {
+        // mysqlnd turns TLS on over its tcp:// stream (stream_socket_enable_crypto()'s path).
+        $options += [PDO::MYSQL_ATTR_SSL_CA => $q['ca'], PDO::MYSQL_ATTR_SSL_VERIFY_SERVER_CERT => false];
+    }
+    $db = new PDO('mysql:host=127.0.0.1;port=' . (int) $q['port'], 'root', '', $options);
+    if (isset($q['ca']) && $db->query("SHOW SESSION STATUS LIKE 'Ssl_cipher'")->fetchColumn(1) === '') {
+        return Response::text('the connection is not TLS', 500);
+    }
     $like = $db->quote("SELECT SLEEP(%'$tag'%");
     if ($path === '/pdo-waiting') {
         return Response::text((string) $db->query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE $like")->fetchColumn());
@@ -68,4 +79,29 @@ function pdo(string $path, array $q): Response
     }
 
     return Response::text("slept $slept");
+}
+
+/**
+ * The /tcp exchange over TLS, the server's certificate checked against ?ca: /tls connects
+ * with tls://, /starttls connects with tcp:// and turns TLS on afterwards (as mysqlnd's SSL
+ * and STARTTLS clients do).
+ *
+ * @param array<string, string> $q
+ */
+function tls(string $path, array $q): Response
+{
+    $ctx = stream_context_create(['ssl' => ['cafile' => $q['ca'], 'peer_name' => '127.0.0.1']]);
+    $scheme = $path === '/tls' ? 'tls' : 'tcp';
+    $c = stream_socket_client("$scheme://" . $q['addr'], $errno, $errstr, 5, STREAM_CLIENT_CONNECT, $ctx);
+    if ($c === false) {
+        return Response::text("connect failed: $errno $errstr", 502);
+    }
+    if ($path === '/starttls' && stream_socket_enable_crypto($c, true, STREAM_CRYPTO_METHOD_TLS_CLIENT) !== true) {
+        return Response::text('handshake failed', 502);
+    }
+    fwrite($c, ($q['id'] ?? 'x') . "\n");
+    $line = fgets($c);
+    fclose($c);
+
+    return Response::text($line === false ? 'read failed' : trim($line));
 }
