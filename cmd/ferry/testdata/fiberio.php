@@ -24,6 +24,9 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
 
         return Response::text($line === false ? 'read failed' : trim($line));
     }
+    if ($request->path === '/mysqli') {
+        return mysqliSleep($q);
+    }
     if (str_starts_with($request->path, '/pdo')) {
         return pdo($request->path, $q);
     }
@@ -48,7 +51,17 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
 function pdo(string $path, array $q): Response
 {
     $tag = preg_replace('/[^a-z0-9]/', '', $q['tag'] ?? 'x');
-    $db = new PDO('mysql:host=127.0.0.1;port=' . (int) $q['port'], 'root', '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+    if (isset($q['rt'])) {
+        // mysqlnd gives its read timeout to the connection's stream when it connects.
+        ini_set('mysqlnd.net_read_timeout', $q['rt']);
+    }
+    try {
+        $db = $path === '/pdo-shared' ? sharedPdo((int) $q['port']) : newPdo((int) $q['port']);
+    } catch (PDOException $e) {
+        return Response::text('error: ' . $e->getMessage());
+    } finally {
+        ini_restore('mysqlnd.net_read_timeout');
+    }
     $like = $db->quote("SELECT SLEEP(%'$tag'%");
     if ($path === '/pdo-waiting') {
         return Response::text((string) $db->query("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE $like")->fetchColumn());
@@ -60,11 +73,52 @@ function pdo(string $path, array $q): Response
 
         return Response::text('released');
     }
+    if ($path === '/pdo-error') {
+        try {
+            $db->query('SELEC 1');
+        } catch (PDOException $e) {
+            return Response::text('error: ' . $e->getMessage());
+        }
+
+        return Response::text('no error');
+    }
     try {
         $slept = $db->query('SELECT SLEEP(' . (float) ($q['s'] ?? 0.05) . "), '$tag'")->fetchColumn();
     } catch (PDOException $e) {
         // MariaDB fails a SLEEP that KILL QUERY ended (1317 Query execution was interrupted).
-        return str_contains($e->getMessage(), '1317') ? Response::text('interrupted') : Response::text($e->getMessage(), 500);
+        return str_contains($e->getMessage(), '1317') ? Response::text('interrupted') : Response::text('error: ' . $e->getMessage());
+    }
+
+    return Response::text("slept $slept");
+}
+
+function newPdo(int $port): PDO
+{
+    return new PDO("mysql:host=127.0.0.1;port=$port", 'root', '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+}
+
+/** One connection for every request of the worker, as an app keeping it in a container. */
+function sharedPdo(int $port): PDO
+{
+    static $db = null;
+
+    return $db ??= newPdo($port);
+}
+
+/**
+ * mysqli, the same SLEEP as /pdo: mysqlnd under it reads through the same hooked stream.
+ *
+ * @param array<string, string> $q
+ */
+function mysqliSleep(array $q): Response
+{
+    mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
+    $tag = preg_replace('/[^a-z0-9]/', '', $q['tag'] ?? 'x');
+    try {
+        $db = new mysqli('127.0.0.1', 'root', '', '', (int) $q['port']);
+        $slept = $db->query('SELECT SLEEP(' . (float) ($q['s'] ?? 0.05) . "), '$tag'")->fetch_row()[0];
+    } catch (mysqli_sql_exception $e) {
+        return Response::text($e->getCode() === 1317 ? 'interrupted' : 'error: ' . $e->getMessage());
     }
 
     return Response::text("slept $slept");
