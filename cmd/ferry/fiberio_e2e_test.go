@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -228,5 +229,59 @@ func TestFiberIOUsleepSuspendsOnlyItsFiber(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A write that a server does not read times out after the stream's timeout, as without
+// the hooks, not once more for each few bytes the kernel still takes after the wait ran out
+// (the hook used to send again after its wait timed out: the loopback peer's buffer took
+// 90 KiB more, and the write waited a second full timeout).
+func TestFiberIOWriteTimeoutHonoured(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn // accepted and never read
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint(on), func(t *testing.T) {
+			s := startFerry(t, fiberIOConfig(on, ""))
+			_, body := get(t, fmt.Sprintf("%s/bigwrite?addr=%s&to=1", s.url, ln.Addr()))
+			var got struct {
+				TimedOut bool `json:"timed_out"`
+				Notice   string
+				Took     float64
+			}
+			if err := json.Unmarshal([]byte(body), &got); err != nil {
+				t.Fatalf("%v: %s\n%s", err, body, s.logText())
+			}
+			if !got.TimedOut || got.Notice != "fwrite(): Send of N bytes failed with errno=11 Resource temporarily unavailable" {
+				t.Fatalf("a write to a server that reads nothing answered %s, want timed_out and PHP's notice", body)
+			}
+			// One timeout of 1 s; the defect took two or more.
+			if got.Took < 1 || got.Took > 1.8 {
+				t.Fatalf("a write with a 1 s timeout took %.2f s", got.Took)
+			}
+		})
 	}
 }

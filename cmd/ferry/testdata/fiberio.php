@@ -27,6 +27,17 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
     if ($request->path === '/mysqli') {
         return mysqliSleep($q);
     }
+    if ($request->path === '/bigwrite') {
+        // 32 MiB to a server that reads nothing, bounded by stream_set_timeout().
+        $c = stream_socket_client('tcp://' . $q['addr'], $errno, $errstr, 5);
+        stream_set_timeout($c, (int) $q['to']);
+        $start = microtime(true);
+        $wrote = @fwrite($c, str_repeat('z', 32 << 20));
+        $took = microtime(true) - $start;
+        $notice = preg_replace('/\d+ bytes/', 'N bytes', error_get_last()['message'] ?? '');
+
+        return Response::text(json_encode(['wrote' => $wrote > 0, 'timed_out' => stream_get_meta_data($c)['timed_out'], 'notice' => $notice, 'took' => $took]));
+    }
     if (str_starts_with($request->path, '/pdo')) {
         return pdo($request->path, $q);
     }
