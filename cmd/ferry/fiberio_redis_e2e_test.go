@@ -150,29 +150,44 @@ func TestFiberIORedisKilledMidCommand(t *testing.T) {
 	}
 }
 
-// One phpredis connection kept in a static and used by two requests at once: while the
-// first waits in BLPOP, the second's command fails with fiber_io's warning instead of
-// writing into the connection the first is reading; the first gets its value, and the
-// connection serves the next request.
+// One connection kept in a static and used by two requests at once: while the first waits
+// in BLPOP, the second's command fails with fiber_io's warning instead of writing into the
+// connection the first is reading; the first gets its value, and the connection serves the
+// next request. phpredis keeps the connection after the failed write; predis closes it
+// (fclose() while the first request's Fiber waits in it).
 func TestFiberIORedisSharedHandle(t *testing.T) {
 	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
-	redisClients(t)
+	clients := redisClients(t)
 	_, port := startRedis(t)
 	s := startFerry(t, fiberIOApp(true, "fiberio_redis.php"))
-	first := inBackground(1, func(int) string { return fmtURL(s, "/shared?port=%d&key=sh&t=10", port) })
-	pollUntil(t, s, fmtURL(s, "/blocked?port=%d", port), "1")
-	_, body := get(t, fmtURL(s, "/shared?port=%d&key=sh2&t=0.05", port))
-	if !strings.Contains(body, "another Fiber is waiting in this stream") {
-		t.Fatalf("the second user of a shared connection answered %q, want fiber_io's warning\n%s", body, s.logText())
-	}
-	resp, body := get(t, fmtURL(s, "/push?port=%d&key=sh&n=1", port))
-	expectStatus(t, resp, body, 200)
-	f := <-first
-	if f.err != nil || f.bodies[0] != "v0" {
-		t.Fatalf("the first user answered %q (%v), want v0\n%s", f.bodies, f.err, s.logText())
-	}
-	_, body = get(t, fmtURL(s, "/shared?port=%d&key=sh3&t=0.05", port))
-	if body != "timeout" {
-		t.Fatalf("the shared connection then answered %q, want an ordinary BLPOP timeout\n%s", body, s.logText())
+	for _, c := range clients {
+		t.Run(c, func(t *testing.T) {
+			if c == "predis" {
+				// ext/ferry's fclose() of a stream another Fiber waits in frees what that
+				// Fiber resumes into: the worker dies (SIGSEGV). Fixed on another branch of
+				// issue 35; this subtest runs once that fix is in.
+				t.Skip("fclose() of a stream another Fiber waits in: issue 35's fix for it is not on this branch")
+			}
+			key := "sh" + c
+			first := inBackground(1, func(int) string { return fmtURL(s, "/shared?c=%s&port=%d&key=%s&t=10", c, port, key) })
+			pollUntil(t, s, fmtURL(s, "/blocked?port=%d", port), "1")
+			_, body := get(t, fmtURL(s, "/shared?c=%s&port=%d&key=%s2&t=0.05", c, port, key))
+			if !strings.Contains(body, "another Fiber is waiting in this stream") && !strings.Contains(body, "Error while writing bytes") {
+				t.Fatalf("the second user of a shared connection answered %q, want fiber_io's warning\n%s", body, s.logText())
+			}
+			resp, body := get(t, fmtURL(s, "/push?port=%d&key=%s&n=1", port, key))
+			expectStatus(t, resp, body, 200)
+			f := <-first
+			// predis's close may end the first one's wait: its error, never a crash or a
+			// reply meant for another command.
+			closed := c == "predis" && f.err == nil && strings.HasPrefix(f.bodies[0], "error: ")
+			if (f.err != nil || f.bodies[0] != "v0") && !closed {
+				t.Fatalf("the first user answered %q (%v), want v0\n%s", f.bodies, f.err, s.logText())
+			}
+			_, body = get(t, fmtURL(s, "/shared?c=%s&port=%d&key=%s3&t=0.05", c, port, key))
+			if body != "timeout" {
+				t.Fatalf("the shared connection then answered %q, want an ordinary BLPOP timeout\n%s", body, s.logText())
+			}
+		})
 	}
 }

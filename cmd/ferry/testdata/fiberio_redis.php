@@ -47,9 +47,9 @@ HttpWorker::create(fibers: true)->run(static function (Request $request): Respon
             case '/shared':
                 // One connection for every request of the worker, as an app keeping its
                 // client in a static or a container does.
-                static $shared = null;
-                $shared ??= redisClient('phpredis', $port, 10);
-                $got = blpop('phpredis', $shared, $key, (string) (float) ($q['t'] ?? 5));
+                static $shared = [];
+                $shared[$via] ??= redisClient($via, $port, 10);
+                $got = blpop($via, $shared[$via], $key, (string) (float) ($q['t'] ?? 5));
 
                 return Response::text($got === false ? 'failed' : ($got ?? 'timeout'));
         }
