@@ -54,7 +54,8 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExec
   TestFiberIOStreamsSuspendOnlyTheirFiber TestFiberIOUsleepSuspendsOnlyItsFiber TestFiberIOHTTPConcurrent TestFiberIOHTTPErrors \
   TestFiberIOPDOMySQL TestFiberIOMySQLErrors TestFiberIOMySQLSharedHandle TestFiberIOMySQLKilledMidQuery \
   TestFiberIORedisConcurrent TestFiberIORedisErrors TestFiberIORedisKilledMidCommand TestFiberIORedisSharedHandle \
-  TestFiberIOTarantoolConcurrent TestFiberIOTarantoolErrors TestFiberIOTarantoolKilledMidCall TestFiberIOTarantoolSharedHandle
+  TestFiberIOTarantoolConcurrent TestFiberIOTarantoolErrors TestFiberIOTarantoolKilledMidCall TestFiberIOTarantoolSharedHandle \
+  TestFiberIOWriteTimeoutHonoured
 empty :=
 space := $(empty) $(empty)
 
