@@ -14,7 +14,7 @@ use Ferry\Worker\Http\Response;
 HttpWorker::create(fibers: true)->run(static function (Request $request): Response {
     $q = $request->query();
     if ($request->path === '/tcp') {
-        $c = stream_socket_client('tcp://' . $q['addr'], $errno, $errstr, 5);
+        $c = @stream_socket_client('tcp://' . $q['addr'], $errno, $errstr, (float) ($q['ct'] ?? 5));
         if ($c === false) {
             return Response::text("connect failed: $errno $errstr", 502);
         }
