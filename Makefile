@@ -55,7 +55,7 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExec
   TestFiberIOPDOMySQL TestFiberIOMySQLErrors TestFiberIOMySQLSharedHandle TestFiberIOMySQLKilledMidQuery \
   TestFiberIORedisConcurrent TestFiberIORedisErrors TestFiberIORedisKilledMidCommand TestFiberIORedisSharedHandle \
   TestFiberIOTarantoolConcurrent TestFiberIOTarantoolErrors TestFiberIOTarantoolKilledMidCall TestFiberIOTarantoolSharedHandle \
-  TestFiberIOWriteTimeoutHonoured TestFiberIOConnectTimeout
+  TestFiberIOWriteTimeoutHonoured TestFiberIOConnectTimeout TestFiberIOMySQLConnectTimeout
 empty :=
 space := $(empty) $(empty)
 

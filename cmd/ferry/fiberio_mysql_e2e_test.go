@@ -175,3 +175,32 @@ func TestFiberIOMySQLKilledMidQuery(t *testing.T) {
 		t.Fatalf("a connect after the kill answered %q", body)
 	}
 }
+
+// PDO::ATTR_TIMEOUT (mysqlnd's connect timeout) against a port whose accept queue is full:
+// "[2002] Connection timed out" after it, as without the hooks; with them, the worker serves
+// another request while the connect waits.
+func TestFiberIOMySQLConnectTimeout(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	php := mysqlPHP(t)
+	_, port, _ := strings.Cut(fullListener(t), ":")
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint(on), func(t *testing.T) {
+			s := startFerry(t, fiberIOMySQLConfig(on, php))
+			start := time.Now()
+			waiting := inBackground(1, func(int) string { return fmtURL(s, "/pdo?port=%s&ct=1", port) })
+			if on {
+				resp, body := get(t, s.url+"/hello")
+				expectStatus(t, resp, body, 200)
+				select {
+				case <-waiting:
+					t.Fatal("a request beside a connecting one was answered after the connect's timeout")
+				default:
+				}
+			}
+			f := <-waiting
+			if took := time.Since(start); f.err != nil || f.bodies[0] != "error: SQLSTATE[HY000] [2002] Connection timed out" || took < time.Second {
+				t.Fatalf("PDO::ATTR_TIMEOUT=1 against a full backlog answered %q (%v) after %v", f.bodies, f.err, took)
+			}
+		})
+	}
+}

@@ -67,7 +67,7 @@ function pdo(string $path, array $q): Response
         ini_set('mysqlnd.net_read_timeout', $q['rt']);
     }
     try {
-        $db = $path === '/pdo-shared' ? sharedPdo((int) $q['port']) : newPdo((int) $q['port']);
+        $db = $path === '/pdo-shared' ? sharedPdo((int) $q['port']) : newPdo((int) $q['port'], (int) ($q['ct'] ?? 5));
     } catch (PDOException $e) {
         return Response::text('error: ' . $e->getMessage());
     } finally {
@@ -103,9 +103,9 @@ function pdo(string $path, array $q): Response
     return Response::text("slept $slept");
 }
 
-function newPdo(int $port): PDO
+function newPdo(int $port, int $connectTimeout = 5): PDO
 {
-    return new PDO("mysql:host=127.0.0.1;port=$port", 'root', '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+    return new PDO("mysql:host=127.0.0.1;port=$port", 'root', '', [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION, PDO::ATTR_TIMEOUT => $connectTimeout]);
 }
 
 /** One connection for every request of the worker, as an app keeping it in a container. */
