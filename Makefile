@@ -50,7 +50,13 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExec
   TestEarlyHintsPipelined TestReloadEndsStreams TestTTLEndsStreams TestFlaggingABigAnswerDoesNotCopyIt \
   TestSpoolLeftByADeadWorker TestMaxMemoryRetiresAWorkerThatKeepsMemory TestTerminateHookPastExecTTLKillsTheWorker \
   TestFatalErrorAnswersEveryFiber500 TestFiberModeRunsOnTheExtension \
-  TestRequestIDs TestAccessLogReopensOnSIGUSR1
+  TestRequestIDs TestAccessLogReopensOnSIGUSR1 \
+  TestFiberIOStreamsSuspendOnlyTheirFiber TestFiberIOUsleepSuspendsOnlyItsFiber TestFiberIOHTTPConcurrent TestFiberIOHTTPErrors \
+  TestFiberIOPDOMySQL TestFiberIOMySQLErrors TestFiberIOMySQLSharedHandle TestFiberIOMySQLKilledMidQuery \
+  TestFiberIORedisConcurrent TestFiberIORedisErrors TestFiberIORedisKilledMidCommand TestFiberIORedisSharedHandle \
+  TestFiberIOTarantoolConcurrent TestFiberIOTarantoolErrors TestFiberIOTarantoolKilledMidCall TestFiberIOTarantoolSharedHandle \
+  TestFiberIOWriteTimeoutHonoured TestFiberIOConnectTimeout TestFiberIOMySQLConnectTimeout \
+  TestFiberIOTLSSuspendsOnlyItsFiber TestFiberIOPDOMySQLOverTLS TestFiberIOSharedPDOServesOneRequestAtATime
 empty :=
 space := $(empty) $(empty)
 

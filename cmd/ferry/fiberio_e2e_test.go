@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -228,5 +230,119 @@ func TestFiberIOUsleepSuspendsOnlyItsFiber(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A write that a server does not read times out after the stream's timeout, as without
+// the hooks, not once more for each few bytes the kernel still takes after the wait ran out
+// (the hook used to send again after its wait timed out: the loopback peer's buffer took
+// 90 KiB more, and the write waited a second full timeout).
+func TestFiberIOWriteTimeoutHonoured(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn // accepted and never read
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint(on), func(t *testing.T) {
+			s := startFerry(t, fiberIOConfig(on, ""))
+			_, body := get(t, fmt.Sprintf("%s/bigwrite?addr=%s&to=1", s.url, ln.Addr()))
+			var got struct {
+				TimedOut bool `json:"timed_out"`
+				Notice   string
+				Took     float64
+			}
+			if err := json.Unmarshal([]byte(body), &got); err != nil {
+				t.Fatalf("%v: %s\n%s", err, body, s.logText())
+			}
+			if !got.TimedOut || got.Notice != "fwrite(): Send of N bytes failed with errno=11 Resource temporarily unavailable" {
+				t.Fatalf("a write to a server that reads nothing answered %s, want timed_out and PHP's notice", body)
+			}
+			// One timeout of 1 s; the defect took two or more.
+			if got.Took < 1 || got.Took > 1.8 {
+				t.Fatalf("a write with a 1 s timeout took %.2f s", got.Took)
+			}
+		})
+	}
+}
+
+// fullListener is a TCP port whose accept queue is full (backlog 0, one connection queued and
+// never accepted): Linux drops the SYNs of further connects, which then time out.
+func fullListener(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	for range 4 {
+		c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+		if err != nil {
+			return addr // the queue is full: this connect timed out
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	t.Skip("the kernel kept accepting connects on a backlog of 0: no way to make a connect time out here")
+	return ""
+}
+
+// A connect to a port that never answers fails after stream_socket_client()'s timeout with
+// PHP's own error (110 Connection timed out), as without the hooks; with them, the worker
+// serves another request while the connect waits.
+func TestFiberIOConnectTimeout(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	addr := fullListener(t)
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint(on), func(t *testing.T) {
+			s := startFerry(t, fiberIOConfig(on, ""))
+			start := time.Now()
+			waiting := inBackground(1, func(int) string { return fmt.Sprintf("%s/tcp?addr=%s&ct=0.5", s.url, addr) })
+			if on {
+				resp, body := get(t, s.url+"/hello")
+				expectStatus(t, resp, body, 200)
+				select {
+				case <-waiting:
+					t.Fatal("a request beside a connecting one was answered after the connect's timeout")
+				default:
+				}
+			}
+			f := <-waiting
+			took := time.Since(start)
+			if f.err == nil || !strings.Contains(f.err.Error(), "connect failed: 110 Connection timed out") || took < 500*time.Millisecond {
+				t.Fatalf("a connect with a 0.5 s timeout to a full backlog answered %v after %v", f.err, took)
+			}
+		})
 	}
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,9 +26,9 @@ func mysqlPHP(t *testing.T) []string {
 }
 
 // startMariaDB runs mariadbd (FERRY_TEST_MARIADBD, else mariadbd from PATH) on a fresh data
-// directory, without grant tables (root, no password), and returns its TCP port once it
-// says it is ready for connections. extra are more mariadbd options.
-func startMariaDB(t *testing.T, extra ...string) int {
+// directory, without grant tables (root, no password), and returns it with its TCP port
+// once it says it is ready for connections. extra are more mariadbd options.
+func startMariaDB(t *testing.T, extra ...string) (*serverProc, int) {
 	t.Helper()
 	bin := os.Getenv("FERRY_TEST_MARIADBD")
 	if bin == "" {
@@ -40,55 +37,16 @@ func startMariaDB(t *testing.T, extra ...string) int {
 			t.Skip("mariadbd not found (Debian: mariadb-server), and FERRY_TEST_MARIADBD is not set")
 		}
 	}
-	// A port picked by the kernel and handed over: mariadbd cannot report one it chose.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	port := freePort(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	dir := t.TempDir()
 	cmd := exec.Command(bin, "--no-defaults", "--datadir="+filepath.Join(dir, "data"), "--socket="+filepath.Join(dir, "sock"),
 		fmt.Sprintf("--port=%d", port), "--bind-address=127.0.0.1", "--skip-grant-tables", "--user=root",
 		"--innodb-buffer-pool-size=16M", "--skip-log-bin")
 	cmd.Args = append(cmd.Args, extra...)
-	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	ready := make(chan bool, 1)
-	var log strings.Builder
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "ready for connections") {
-				ready <- true
-				io.Copy(io.Discard, stderr)
-				return
-			}
-		}
-		ready <- false
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatalf("mariadbd exited before it was ready:\n%s", log.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("mariadbd not ready after 60 s")
-	}
-	return port
+	return startServerProc(t, cmd, "ready for connections"), port
 }
 
 func fiberIOMySQLConfig(on bool, php []string) string {
@@ -99,58 +57,151 @@ func fiberIOMySQLConfig(on bool, php []string) string {
 	return strings.Replace(yaml, `["php", `, `["php", "`+strings.Join(php, `", "`)+`", `, 1)
 }
 
-// PDO MySQL, unmodified: mysqlnd opens its connection through PHP's tcp transport and reads
-// through the stream, so with pool.fiber_io eight requests each waiting in a query are all
-// in MariaDB at once in ONE worker (the server's process list shows the eight, counted by a
-// ninth request on the same worker), and end when their queries are killed. Without it,
-// eight SELECT SLEEP(0.05) take eight times 50 ms.
+// PDO MySQL and mysqli, unmodified: mysqlnd opens its connection through PHP's tcp
+// transport and reads through the stream, so with pool.fiber_io eight requests each waiting
+// in a query are all in MariaDB at once in ONE worker (the server's process list shows the
+// eight, counted by a ninth request on the same worker), and end when their queries are
+// killed. Without it, eight SELECT SLEEP(0.05) take eight times 50 ms.
 func TestFiberIOPDOMySQL(t *testing.T) {
 	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
 	php := mysqlPHP(t)
-	port := startMariaDB(t)
+	_, port := startMariaDB(t)
 	const n = 8
-	t.Run("on", func(t *testing.T) {
-		s := startFerry(t, fiberIOMySQLConfig(true, php))
-		done := make(chan error, 1)
-		var bodies []string
-		go func() {
-			var err error
-			bodies, err = fetchAll(n, func(i int) string { return fmt.Sprintf("%s/pdo?port=%d&tag=on&s=30", s.url, port) })
-			done <- err
-		}()
-		waiting := ""
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
-			resp, body := get(t, fmt.Sprintf("%s/pdo-waiting?port=%d&tag=on", s.url, port))
+	for _, via := range []string{"pdo", "mysqli"} {
+		t.Run(via+"/on", func(t *testing.T) {
+			s := startFerry(t, fiberIOMySQLConfig(true, php))
+			tag := via + "on"
+			done := inBackground(n, func(int) string { return fmtURL(s, "/%s?port=%d&tag=%s&s=30", via, port, tag) })
+			pollUntil(t, s, fmtURL(s, "/pdo-waiting?port=%d&tag=%s", port, tag), fmt.Sprint(n))
+			resp, body := get(t, fmtURL(s, "/pdo-release?port=%d&tag=%s", port, tag))
 			expectStatus(t, resp, body, 200)
-			if waiting = body; waiting == fmt.Sprint(n) {
-				break
+			expectBodies(t, s, <-done, "interrupted")
+		})
+		t.Run(via+"/off", func(t *testing.T) {
+			s := startFerry(t, fiberIOMySQLConfig(false, php))
+			start := time.Now()
+			expectBodies(t, s, <-inBackground(n, func(int) string { return fmtURL(s, "/%s?port=%d&tag=off&s=0.05", via, port) }), "slept 0")
+			if took := time.Since(start); took < n*50*time.Millisecond {
+				t.Fatalf("%d SELECT SLEEP(0.05) in one worker without fiber_io took %v: not serialized", n, took)
 			}
-			time.Sleep(20 * time.Millisecond) // polling MariaDB's process list: no event to wait on
-		}
-		if waiting != fmt.Sprint(n) {
-			t.Fatalf("MariaDB ran %s of the %d queries at once, want all\n%s", waiting, n, s.logText())
-		}
-		resp, body := get(t, fmt.Sprintf("%s/pdo-release?port=%d&tag=on", s.url, port))
-		expectStatus(t, resp, body, 200)
-		if err := <-done; err != nil {
-			t.Fatalf("%v\n%s", err, s.logText())
-		}
-		for i, b := range bodies {
-			if b != "interrupted" {
-				t.Fatalf("request %d answered %q, want its killed query's error", i, b)
+		})
+	}
+}
+
+// MariaDB's failures reach the app as they do without the hooks: a refused connect, an
+// error reply (1064), and mysqlnd.net_read_timeout shorter than the query ("gone away" after
+// it, while the worker serves others with the hooks on).
+func TestFiberIOMySQLErrors(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	php := mysqlPHP(t)
+	_, port := startMariaDB(t)
+	refused := freePort(t)
+	off := map[string]string{}
+	for _, on := range []bool{false, true} {
+		s := startFerry(t, fiberIOMySQLConfig(on, php))
+		t.Run(fmt.Sprint(on), func(t *testing.T) {
+			for _, c := range []struct{ path, want string }{
+				{fmt.Sprintf("/pdo?port=%d", refused), "error: SQLSTATE[HY000] [2002] Connection refused"},
+				{fmt.Sprintf("/pdo-error?port=%d", port), "error: SQLSTATE[42000]: Syntax error or access violation: 1064"},
+			} {
+				_, body := get(t, s.url+c.path)
+				if !strings.HasPrefix(body, c.want) {
+					t.Fatalf("%s answered %q, want %q", c.path, body, c.want)
+				}
+				if !on {
+					off[c.path] = body
+				} else if body != off[c.path] {
+					t.Fatalf("%s answered %q with the hooks on, %q with them off", c.path, body, off[c.path])
+				}
 			}
-		}
-	})
-	t.Run("off", func(t *testing.T) {
-		s := startFerry(t, fiberIOMySQLConfig(false, php))
-		start := time.Now()
-		for i, b := range getAll(t, n, func(i int) string { return fmt.Sprintf("%s/pdo?port=%d&tag=off&s=0.05", s.url, port) }) {
-			if b != "slept 0" {
-				t.Fatalf("request %d answered %q", i, b)
+			start := time.Now()
+			tag := fmt.Sprintf("rt%v", on)
+			waiting := inBackground(1, func(int) string { return fmtURL(s, "/pdo?port=%d&tag=%s&s=3&rt=1", port, tag) })
+			if on {
+				pollUntil(t, s, fmtURL(s, "/pdo-waiting?port=%d&tag=%s", port, tag), "1")
 			}
+			f := <-waiting
+			if took := time.Since(start); f.err != nil || !strings.Contains(f.bodies[0], "2006 MySQL server has gone away") || took < time.Second {
+				t.Fatalf("SLEEP(3) with mysqlnd.net_read_timeout=1 answered %q (%v) after %v", f.bodies, f.err, took)
+			}
+		})
+	}
+}
+
+// A PDO handle kept in a static and used by two requests at once: the second gets mysqlnd's
+// own 2014 (it checks the connection's state before it sends), never bytes of its own in the
+// first one's exchange; the first gets its query's answer, and the handle then serves the
+// next request.
+func TestFiberIOMySQLSharedHandle(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	php := mysqlPHP(t)
+	_, port := startMariaDB(t)
+	s := startFerry(t, fiberIOMySQLConfig(true, php))
+	first := inBackground(1, func(int) string { return fmtURL(s, "/pdo-shared?port=%d&tag=shone&s=30", port) })
+	pollUntil(t, s, fmtURL(s, "/pdo-waiting?port=%d&tag=shone", port), "1")
+	if _, body := get(t, fmtURL(s, "/pdo-shared?port=%d&tag=shtwo&s=0", port)); !strings.Contains(body, "2014") {
+		t.Fatalf("the second user of a shared PDO answered %q, want mysqlnd's 2014\n%s", body, s.logText())
+	}
+	get(t, fmtURL(s, "/pdo-release?port=%d&tag=shone", port))
+	expectBodies(t, s, <-first, "interrupted")
+	if _, body := get(t, fmtURL(s, "/pdo-shared?port=%d&tag=shthree&s=0", port)); body != "slept 0" {
+		t.Fatalf("the shared PDO then answered %q, want slept 0\n%s", body, s.logText())
+	}
+}
+
+// A MariaDB killed (kill -9) while queries wait in it: each request gets PDO's error, the
+// worker goes on serving, and a connect after it is refused.
+func TestFiberIOMySQLKilledMidQuery(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	php := mysqlPHP(t)
+	d, port := startMariaDB(t)
+	s := startFerry(t, fiberIOMySQLConfig(true, php))
+	const n = 3
+	done := inBackground(n, func(int) string { return fmtURL(s, "/pdo?port=%d&tag=kill&s=30", port) })
+	pollUntil(t, s, fmtURL(s, "/pdo-waiting?port=%d&tag=kill", port), fmt.Sprint(n))
+	d.kill()
+	f := <-done
+	if f.err != nil {
+		t.Fatalf("%v\n%s", f.err, s.logText())
+	}
+	for i, b := range f.bodies {
+		if !strings.HasPrefix(b, "error: SQLSTATE[HY000]: General error: 2006") {
+			t.Fatalf("request %d on a killed MariaDB answered %q, want PDO's 2006", i, b)
 		}
-		if took := time.Since(start); took < n*50*time.Millisecond {
-			t.Fatalf("%d SELECT SLEEP(0.05) in one worker without fiber_io took %v: not serialized", n, took)
-		}
-	})
+	}
+	if _, body := get(t, s.url+"/hello"); body != "fiberio" {
+		t.Fatalf("the worker then answered %q", body)
+	}
+	if _, body := get(t, fmtURL(s, "/pdo?port=%d", port)); !strings.Contains(body, "[2002] Connection refused") {
+		t.Fatalf("a connect after the kill answered %q", body)
+	}
+}
+
+// PDO::ATTR_TIMEOUT (mysqlnd's connect timeout) against a port whose accept queue is full:
+// "[2002] Connection timed out" after it, as without the hooks; with them, the worker serves
+// another request while the connect waits.
+func TestFiberIOMySQLConnectTimeout(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	php := mysqlPHP(t)
+	_, port, _ := strings.Cut(fullListener(t), ":")
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint(on), func(t *testing.T) {
+			s := startFerry(t, fiberIOMySQLConfig(on, php))
+			start := time.Now()
+			waiting := inBackground(1, func(int) string { return fmtURL(s, "/pdo?port=%s&ct=1", port) })
+			if on {
+				resp, body := get(t, s.url+"/hello")
+				expectStatus(t, resp, body, 200)
+				select {
+				case <-waiting:
+					t.Fatal("a request beside a connecting one was answered after the connect's timeout")
+				default:
+				}
+			}
+			f := <-waiting
+			if took := time.Since(start); f.err != nil || f.bodies[0] != "error: SQLSTATE[HY000] [2002] Connection timed out" || took < time.Second {
+				t.Fatalf("PDO::ATTR_TIMEOUT=1 against a full backlog answered %q (%v) after %v", f.bodies, f.err, took)
+			}
+		})
+	}
 }

@@ -16,7 +16,7 @@ import (
 func TestFiberIOSharedPDOServesOneRequestAtATime(t *testing.T) {
 	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
 	php := mysqlPHP(t)
-	port := startMariaDB(t)
+	_, port := startMariaDB(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

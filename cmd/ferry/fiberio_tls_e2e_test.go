@@ -94,7 +94,7 @@ func TestFiberIOPDOMySQLOverTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "db.crt"), filepath.Join(dir, "db.key")
 	writeCert(t, certFile, keyFile, "mariadb")
-	port := startMariaDB(t, "--ssl-cert="+certFile, "--ssl-key="+keyFile)
+	_, port := startMariaDB(t, "--ssl-cert="+certFile, "--ssl-key="+keyFile)
 	const n = 8
 	s := startFerry(t, fiberIOMySQLConfig(true, php))
 	done := make(chan error, 1)

@@ -5,8 +5,8 @@
  * Each hook waits for the fd first (suspending the Fiber, ferry_fiberio.c) and then calls
  * PHP's own operation, which finds the fd ready and neither polls nor blocks; so what reaches
  * the app (short reads, eof, warnings, metadata) is PHP's. When a write's wait times out,
- * PHP's write runs once with a zero timeout and reports it as it always does (the notice,
- * timed_out); a read's timeout is marked as PHP's own read marks it. The copy
+ * it fails as PHP's own write fails after its poll timed out (the notice, timed_out); a
+ * read's timeout is marked as PHP's own read marks it. The copy
  * keeps PHP's label, so stream_get_meta_data() still says "tcp_socket/ssl".
  */
 #ifdef HAVE_CONFIG_H
@@ -240,6 +240,22 @@ static ssize_t fio_read(php_stream *stream, char *buf, size_t count)
 	return orig->read(stream, buf, count);
 }
 
+/*
+ * What PHP's write does once its poll for writability timed out: it fails without another
+ * send. Calling PHP's write here instead would send first, and a send can pass a few bytes
+ * while the fd is still below the kernel's writability mark; the write then goes on with a
+ * fresh wait of the whole timeout, as often as a slow reader lets a few bytes through.
+ */
+static void fio_write_timed_out(php_stream *stream, php_netstream_data_t *sock, size_t count)
+{
+	sock->timeout_event = 1;
+	if (!(stream->flags & PHP_STREAM_FLAG_SUPPRESS_ERRORS)) {
+		char *estr = php_socket_strerror(EAGAIN, NULL, 0);
+		php_error_docref(NULL, E_NOTICE, "Send of " ZEND_LONG_FMT " bytes failed with errno=%d %s", (zend_long) count, EAGAIN, estr);
+		efree(estr);
+	}
+}
+
 static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 {
 	const php_stream_ops *orig = fio_original(stream->ops);
@@ -252,14 +268,9 @@ static ssize_t fio_write(php_stream *stream, const char *buf, size_t count)
 		case FERRY_FIO_FAILED:
 			fio_abandon(stream, sock);
 			return -1;
-		case FERRY_FIO_TIMEOUT: {
-			struct timeval saved = sock->timeout;
-			sock->timeout.tv_sec = 0;
-			sock->timeout.tv_usec = 0;
-			ssize_t n = orig->write(stream, buf, count);
-			sock->timeout = saved;
-			return n;
-		}
+		case FERRY_FIO_TIMEOUT:
+			fio_write_timed_out(stream, sock, count);
+			return -1;
 		default:
 			break;
 		}
