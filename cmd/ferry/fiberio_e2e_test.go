@@ -239,31 +239,7 @@ func TestFiberIOUsleepSuspendsOnlyItsFiber(t *testing.T) {
 // 90 KiB more, and the write waited a second full timeout).
 func TestFiberIOWriteTimeoutHonoured(t *testing.T) {
 	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn // accepted and never read
-	var mu sync.Mutex
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
+	ln := holdingListener(t) // accepts, never reads
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprint(on), func(t *testing.T) {
 			s := startFerry(t, fiberIOConfig(on, ""))

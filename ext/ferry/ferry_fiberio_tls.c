@@ -117,11 +117,18 @@ static ssize_t tls_io(php_stream *stream, fio_tls_data *d, const php_stream_ops 
 	}
 }
 
+/* The owner table must not outlive the stream (ferry_fiberio_owner.c). */
+int ferry_fio_tls_close(php_stream *stream, int close_handle)
+{
+	ferry_fio_owner_forget(stream);
+	return ferry_fio_tls_original(stream->ops)->close(stream, close_handle);
+}
+
 ssize_t ferry_fio_tls_read(php_stream *stream, char *buf, size_t count)
 {
 	const php_stream_ops *orig = ferry_fio_tls_original(stream->ops);
 	fio_tls_data *d = stream->abstract;
-	if (fio_in_use(stream)) {
+	if (fio_in_use(stream) || !ferry_fio_owner_check(stream)) {
 		return -1;
 	}
 	if (!d->ssl_active || !tls_usable(d)) {
@@ -134,7 +141,7 @@ ssize_t ferry_fio_tls_write(php_stream *stream, const char *buf, size_t count)
 {
 	const php_stream_ops *orig = ferry_fio_tls_original(stream->ops);
 	fio_tls_data *d = stream->abstract;
-	if (fio_in_use(stream)) {
+	if (fio_in_use(stream) || !ferry_fio_owner_check(stream)) {
 		return -1;
 	}
 	if (!d->ssl_active || !tls_usable(d)) {

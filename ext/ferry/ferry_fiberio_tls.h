@@ -32,6 +32,7 @@ const php_stream_ops *ferry_fio_tls_original(const php_stream_ops *ops);
 ssize_t ferry_fio_tls_read(php_stream *stream, char *buf, size_t count);
 ssize_t ferry_fio_tls_write(php_stream *stream, const char *buf, size_t count);
 int ferry_fio_tls_set_option(php_stream *stream, int option, int value, void *ptrparam);
+int ferry_fio_tls_close(php_stream *stream, int close_handle);
 #endif
 
 #endif

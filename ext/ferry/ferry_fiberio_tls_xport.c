@@ -81,6 +81,7 @@ static const php_stream_ops *tls_hooked(const php_stream_ops *orig)
 	e->hooked.read = ferry_fio_tls_read;
 	e->hooked.write = ferry_fio_tls_write;
 	e->hooked.set_option = ferry_fio_tls_set_option;
+	e->hooked.close = ferry_fio_tls_close;
 	return &e->hooked;
 }
 
