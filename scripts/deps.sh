@@ -1,14 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Ferry needs (clang, libclang-rt-14-dev and valgrind for
 # ext/ferry's fuzzer and memory checks; nghttp2-client for the bench's h2load; debootstrap
-<<<<<<< HEAD
-# for the PHP 8.4 root of `make test-matrix`; MariaDB and Redis for pool.fiber_io's tests,
-# which start their own on free ports; libssl-dev, which php8.2-dev pulls in anyway, for
-# ext/ferry's TLS hooks), only those missing, with one apt-get update
-=======
-# for the PHP 8.4 root of `make test-matrix`; MariaDB, Redis (phpredis, predis) and Tarantool for pool.fiber_io's tests,
-# which start their own on free ports), only those missing, with one apt-get update
->>>>>>> fio-tests
+# for the PHP 8.4 root of `make test-matrix`; MariaDB, Redis (phpredis, predis) and Tarantool
+# for pool.fiber_io's tests, which start their own on free ports; libssl-dev, which
+# php8.2-dev pulls in anyway, for ext/ferry's TLS hooks), only those missing, with one
+# apt-get update
 # before the first install. Safe to run again.
 set -euo pipefail
 pkgs=(php8.2-cli php8.2-fpm php8.2-opcache php8.2-dev php8.2-msgpack php8.2-gmp php8.2-mbstring
@@ -18,11 +14,7 @@ pkgs=(php8.2-cli php8.2-fpm php8.2-opcache php8.2-dev php8.2-msgpack php8.2-gmp 
       php-symfony-routing php-symfony-dependency-injection php-symfony-config php-symfony-event-dispatcher
       php-symfony-mime php-laravel-framework php-nikic-fast-route php8.2-sqlite3
       clang libclang-rt-14-dev valgrind nghttp2-client openssl curl debootstrap
-<<<<<<< HEAD
-      mariadb-server php8.2-mysql redis-server php8.2-redis libssl-dev)
-=======
-      mariadb-server php8.2-mysql redis-server php8.2-redis php-nrk-predis)
->>>>>>> fio-tests
+      mariadb-server php8.2-mysql redis-server php8.2-redis php-nrk-predis libssl-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
