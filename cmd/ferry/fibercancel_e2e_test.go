@@ -126,3 +126,28 @@ func TestFiberClientGoneCancelsTheWaitingJob(t *testing.T) {
 	resp, body := get(t, s.url+"/pid")
 	expectStatus(t, resp, body, http.StatusOK)
 }
+
+// exec_ttl against a real server: a request waiting in MariaDB (PDO, SELECT SLEEP) is
+// cancelled where it waits, gets 504, and the same worker serves the next query at once.
+func TestFiberExecTTLCancelsAWaitInMariaDB(t *testing.T) {
+	t.Setenv("FERRY_PHP_EXTENSION", extensionSO(t))
+	php := mysqlPHP(t)
+	_, port := startMariaDB(t)
+	yaml := fiberIOConfig(true, "  exec_ttl: 1s\n")
+	if len(php) > 0 {
+		yaml = strings.Replace(yaml, `["php", `, `["php", "`+strings.Join(php, `", "`)+`", `, 1)
+	}
+	s := startFerry(t, yaml)
+	resp, before := get(t, fmt.Sprintf("%s/pdo?port=%d&tag=warm&s=0", s.url, port))
+	expectStatus(t, resp, before, http.StatusOK)
+	resp, body := get(t, fmt.Sprintf("%s/pdo?port=%d&tag=ttl&s=30", s.url, port))
+	expectStatus(t, resp, body, http.StatusGatewayTimeout)
+	resp, body = get(t, fmt.Sprintf("%s/pdo?port=%d&tag=after&s=0", s.url, port))
+	expectStatus(t, resp, body, http.StatusOK)
+	if body != "slept 0" {
+		t.Fatalf("the next query answered %q", body)
+	}
+	if !waitLog(s, "cancelling it") || strings.Contains(s.logText(), "killing worker") {
+		t.Fatalf("the job was not cancelled alone:\n%s", s.logText())
+	}
+}
