@@ -44,6 +44,26 @@ typedef struct {
 	char host[];
 } fio_lookup;
 
+/*
+ * Lookup threads alive at once, those whose Fiber gave up included (a connect timeout
+ * shorter than the resolver's lets the thread run on): past the cap a lookup is PHP's own,
+ * blocking, rather than one more thread per request while DNS is down.
+ */
+#define FIO_MAX_LOOKUPS 64
+static int fio_lookups_live;
+static pthread_once_t fio_atfork_once = PTHREAD_ONCE_INIT;
+
+/* A forked child has none of its parent's threads. */
+static void fio_lookups_forked(void)
+{
+	fio_lookups_live = 0;
+}
+
+static void fio_atfork(void)
+{
+	pthread_atfork(NULL, NULL, fio_lookups_forked);
+}
+
 static void fio_lookup_release(fio_lookup *l)
 {
 	if (__atomic_sub_fetch(&l->refs, 1, __ATOMIC_ACQ_REL) == 0) {
@@ -68,6 +88,7 @@ static void *fio_lookup_run(void *arg)
 	ssize_t n = write(l->efd, &one, sizeof(one));
 	(void) n; /* an eventfd's counter cannot overflow from one add */
 	fio_lookup_release(l);
+	__atomic_sub_fetch(&fio_lookups_live, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -87,6 +108,10 @@ static int fio_lookup_family(void)
 
 static fio_lookup *fio_lookup_start(const char *host, size_t len)
 {
+	pthread_once(&fio_atfork_once, fio_atfork);
+	if (__atomic_load_n(&fio_lookups_live, __ATOMIC_RELAXED) >= FIO_MAX_LOOKUPS) {
+		return NULL;
+	}
 	fio_lookup *l = malloc(sizeof(*l) + len + 1);
 	if (!l) {
 		return NULL;
@@ -111,7 +136,11 @@ static fio_lookup *fio_lookup_start(const char *host, size_t len)
 	int err = pthread_attr_init(&attr);
 	if (err == 0) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		__atomic_add_fetch(&fio_lookups_live, 1, __ATOMIC_RELAXED);
 		err = pthread_create(&tid, &attr, fio_lookup_run, l);
+		if (err != 0) {
+			__atomic_sub_fetch(&fio_lookups_live, 1, __ATOMIC_RELAXED);
+		}
 		pthread_attr_destroy(&attr);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
