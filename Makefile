@@ -56,7 +56,8 @@ DIRECT_E2E = TestHTTPRequestsReachPHP TestHTTPErrors TestPSR7App TestPSR7AppExec
   TestFiberIORedisConcurrent TestFiberIORedisErrors TestFiberIORedisKilledMidCommand TestFiberIORedisSharedHandle \
   TestFiberIOTarantoolConcurrent TestFiberIOTarantoolErrors TestFiberIOTarantoolKilledMidCall TestFiberIOTarantoolSharedHandle \
   TestFiberIOWriteTimeoutHonoured TestFiberIOConnectTimeout TestFiberIOMySQLConnectTimeout \
-  TestFiberIOTLSSuspendsOnlyItsFiber TestFiberIOPDOMySQLOverTLS TestFiberIOSharedPDOServesOneRequestAtATime
+  TestFiberIOTLSSuspendsOnlyItsFiber TestFiberIOPDOMySQLOverTLS TestFiberIOSharedPDOServesOneRequestAtATime \
+  TestFiberClientGoneCancelsTheWaitingJob
 empty :=
 space := $(empty) $(empty)
 

@@ -217,16 +217,32 @@ static void drain_sweep(void)
 	}
 }
 
+/* A running request's client left before its answer: PHP may cancel the job (pool.fiber_io). */
+static void client_gone(direct_conn *c)
+{
+	if (c->job_answered) {
+		return;
+	}
+	if (Z_TYPE(D.gone) != IS_ARRAY) {
+		array_init(&D.gone);
+	}
+	zval v;
+	ZVAL_LONG(&v, c->job);
+	zend_hash_next_index_insert_new(Z_ARRVAL(D.gone), &v);
+}
+
 static void on_event(direct_conn *c, uint32_t events, size_t room)
 {
 	if (c->job) {
 		/* running in PHP: what is news is its client leaving, or taking more of its answer */
 		if (events & (EPOLLERR | EPOLLHUP)) {
+			client_gone(c);
 			direct_conn_close(c);
 			return;
 		}
-		if (events & EPOLLRDHUP) {
+		if ((events & EPOLLRDHUP) && !c->eof) {
 			c->eof = true;
+			client_gone(c);
 		}
 		if ((events & EPOLLOUT) && !direct_flush_some(c)) {
 			direct_conn_close(c);
@@ -279,7 +295,7 @@ ZEND_FUNCTION(ferry_direct_poll_fd)
 }
 
 /*
- * Ferry\Ext\direct_poll(bool $drain, int $room): array{list<array{int, string, string}>, int}:
+ * Ferry\Ext\direct_poll(bool $drain, int $room): array{list<array{int, string, string}>, int, list<int>}:
  * what happened since the last call, without waiting; at most about $room new requests
  * (one more for each connection answered since, whose slot PHP counted free already).
  */
@@ -349,8 +365,16 @@ ZEND_FUNCTION(ferry_direct_poll)
 	} else {
 		array_init(&jobs);
 	}
-	array_init_size(return_value, 2);
+	zval gone;
+	if (Z_TYPE(D.gone) == IS_ARRAY) {
+		ZVAL_COPY_VALUE(&gone, &D.gone);
+		ZVAL_UNDEF(&D.gone);
+	} else {
+		array_init(&gone);
+	}
+	array_init_size(return_value, 3);
 	zend_hash_next_index_insert_new(Z_ARRVAL_P(return_value), &jobs);
 	ZVAL_LONG(&v, flags);
 	zend_hash_next_index_insert_new(Z_ARRVAL_P(return_value), &v);
+	zend_hash_next_index_insert_new(Z_ARRVAL_P(return_value), &gone);
 }

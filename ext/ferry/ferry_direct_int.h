@@ -62,6 +62,7 @@ typedef struct {
 	bool fibers;
 	int timer;           /* a timerfd in the epoll set, due at next_deadline: PHP's loop wakes for it */
 	zval batch;          /* the requests handed since the last poll: [id, context, body] each */
+	zval gone;           /* the ids of running requests whose client left since the last poll */
 	direct_conn **pinned; /* the connections whose request runs in PHP */
 	size_t pinned_n, pinned_cap;
 	direct_conn **resumed; /* answered since the last poll: their next request, or their idle wait */

@@ -108,13 +108,14 @@ final class FiberRunner
                     $this->session->queue(FrameCodec::encode(Frame::CONTROL | Frame::JSON, [], '{"waiting":true}'));
                     $this->session->flush();
                 }
+                if ($this->session->cancelled !== []) {
+                    // Before the loop may block: a direct poll above can have brought them.
+                    $this->cancelJobs();
+                }
                 $pool->trim();
                 $this->native?->trim();
                 $this->loop->tick();
                 $this->rethrowRelayFailure();
-                if ($this->session->cancelled !== []) {
-                    $this->cancelJobs();
-                }
             }
         } finally {
             $this->watchRelay(false);

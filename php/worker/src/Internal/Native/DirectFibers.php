@@ -27,6 +27,8 @@ final class DirectFibers
     /** @var resource */
     private $events;
     private bool $drained = false;
+    /** pool.fiber_io: a request whose client left is cancelled, as the server does in front mode */
+    private readonly bool $cancelGone;
 
     public static function available(): bool
     {
@@ -44,6 +46,7 @@ final class DirectFibers
             throw new \RuntimeException("direct mode: cannot watch the event loop's descriptor $epoll");
         }
         $this->events = $events;
+        $this->cancelGone = getenv('FERRY_FIBER_IO') === '1';
         // Every answer goes through here: frames of several jobs, direct or relayed, mixed.
         $session->directSink = static function (string $bytes) use ($session): void {
             $control = '';
@@ -81,7 +84,14 @@ final class DirectFibers
     public function poll(int $room): array
     {
         $session = $this->session;
-        [$jobs, $flags] = \Ferry\Ext\direct_poll($session->isStopping(), max(0, $room));
+        $polled = \Ferry\Ext\direct_poll($session->isStopping(), max(0, $room));
+        [$jobs, $flags] = $polled;
+        if ($this->cancelGone) {
+            // Running requests whose client left: FiberRunner ends them where they wait.
+            foreach ($polled[2] ?? [] as $id) {
+                $session->cancelled[$id] = 'client';
+            }
+        }
         $this->drained = ($flags & self::DRAINED) !== 0;
         if (($flags & self::SERVED) !== 0) {
             Worker::log('served pool.max_jobs requests: asking to be retired');
