@@ -62,7 +62,7 @@ func (w *Worker) cancelFibersLocked(now time.Time, ttl time.Duration) {
 	}
 	drain := false
 	for _, id := range expired {
-		drain = w.queueCancelLocked(id, cancelExecTTL) || drain
+		drain = w.queueStopLocked(id, cancelExecTTL) || drain
 	}
 	w.mu.Unlock()
 	for _, id := range expired {
@@ -95,7 +95,7 @@ func (w *Worker) cancelGone(asks []clientAsk) bool {
 		w.mu.Lock()
 		if w.inflight.get(a.id) == a.j && a.j.client == a.client && !a.j.abandoned && !a.j.timedOut {
 			a.j.abandoned = true
-			drain = w.queueCancelLocked(a.id, cancelClient) || drain
+			drain = w.queueStopLocked(a.id, cancelClient) || drain
 		}
 		w.mu.Unlock()
 	}

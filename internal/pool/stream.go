@@ -115,7 +115,7 @@ func (w *Worker) sendStop(j *job) {
 		w.mu.Unlock()
 		return
 	}
-	drain := w.queueStopLocked(j.id)
+	drain := w.queueStopLocked(j.id, "")
 	w.mu.Unlock()
 	if drain {
 		// Not on the caller's goroutine: a worker busy writing parts reads nothing
@@ -125,26 +125,17 @@ func (w *Worker) sendStop(j *job) {
 }
 
 // queueStopLocked adds the STOP frame for the job id names to what is written
-// next; true when the caller must start the write (go w.drain()).
-func (w *Worker) queueStopLocked(id uint32) bool {
+// next: a streamed answer's end, or with why a cancel (cancel.go). True when
+// the caller must start the write (go w.drain()).
+func (w *Worker) queueStopLocked(id uint32, why string) bool {
 	if w.dead || w.inflight.get(id) == nil {
 		return false
 	}
-	w.extra = w.pool.proto.AppendStop(w.extra, id)
-	return w.startWriteLocked()
-}
-
-// queueCancelLocked is queueStopLocked for a cancel (cancel.go).
-func (w *Worker) queueCancelLocked(id uint32, why string) bool {
-	if w.dead || w.inflight.get(id) == nil {
-		return false
+	if why == "" {
+		w.extra = w.pool.proto.AppendStop(w.extra, id)
+	} else {
+		w.extra = w.pool.proto.AppendCancel(w.extra, id, why)
 	}
-	w.extra = w.pool.proto.AppendCancel(w.extra, id, why)
-	return w.startWriteLocked()
-}
-
-// startWriteLocked claims the write of w.extra; false when one is under way.
-func (w *Worker) startWriteLocked() bool {
 	if w.writing {
 		return false
 	}
