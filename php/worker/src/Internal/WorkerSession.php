@@ -474,10 +474,11 @@ final class WorkerSession
                 $id = $frame->options[1] ?? 0;
                 if (isset($this->streams[$id])) {
                     $this->streams[$id] = true;
-                } elseif ($id !== 0) {
-                    // A Fiber worker's job past exec_ttl, or whose client left (the
-                    // payload says which): FiberRunner throws into it; a late one names no
-                    // job and is forgotten there.
+                } elseif ($id !== 0 && $frame->payload !== '') {
+                    // A cancel: a Fiber worker's job past exec_ttl, or whose client left (the
+                    // payload says which). FiberRunner throws into it; a late one names no
+                    // job and is forgotten there. A late stream STOP (no payload) is dropped
+                    // here, or a sequential worker, which never empties this, would keep it.
                     $this->cancelled[$id] = $frame->payload === 'client' ? 'client' : 'exec_ttl';
                 }
                 continue;

@@ -56,8 +56,7 @@ final class FiberRunner
                 $this->active[spl_object_id($job)] = $job;
             },
             function (Job $job): void {
-                unset($this->active[spl_object_id($job)]);
-                $job->fiber !== null && FiberIo::turn($job->fiber);
+                unset($this->active[spl_object_id($job)]); // ext/ferry turned its epoch (FiberIo::turn()) already
                 $job->fiber = null;
             },
             function (\Throwable $e): void {
