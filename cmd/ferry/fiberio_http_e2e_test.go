@@ -153,15 +153,7 @@ func TestFiberIOHTTPErrors(t *testing.T) {
 				waiting := inBackground(1, func(int) string { return s.url + c.path })
 				if on && strings.Contains(c.path, "/hang") {
 					// Another request, served while the first waits out its timeout.
-					resp, body := get(t, s.url+"/fgc?addr="+g.addr+"&path=/sleep?ms=0")
-					if body != "slept" {
-						t.Fatalf("a request beside a waiting one answered %d %q", resp.StatusCode, body)
-					}
-					select {
-					case <-waiting:
-						t.Fatalf("a request beside a waiting one was answered after the other's timeout")
-					default:
-					}
+					servedBeside(t, s.url+"/fgc?addr="+g.addr+"&path=/sleep?ms=0", "slept", waiting)
 				}
 				f := <-waiting
 				if f.err != nil || !strings.Contains(f.bodies[0], c.want) {

@@ -130,6 +130,20 @@ func inBackground(n int, url func(i int) string) chan fetched {
 	return ch
 }
 
+// servedBeside gets url while the requests of waiting still wait (they wait out a timeout):
+// the worker must answer want before they end.
+func servedBeside(t *testing.T, url, want string, waiting chan fetched) {
+	t.Helper()
+	if resp, body := get(t, url); body != want {
+		t.Fatalf("a request beside a waiting one answered %d %q, want %q", resp.StatusCode, body, want)
+	}
+	select {
+	case <-waiting:
+		t.Fatal("a request beside a waiting one was answered after the other's timeout")
+	default:
+	}
+}
+
 func expectBodies(t *testing.T, s *server, f fetched, want string) {
 	t.Helper()
 	if f.err != nil {

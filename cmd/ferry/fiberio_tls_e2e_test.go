@@ -24,18 +24,7 @@ func startTLSGateServer(t *testing.T, gate int, delay time.Duration) (*gateServe
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gateServer{ln: ln, gate: gate, delay: delay}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go g.serve(c)
-		}
-	}()
-	return g, certFile
+	return serveGate(t, ln, gate, delay), certFile
 }
 
 // With pool.fiber_io, eight requests that each open a TLS connection (tls://, or tcp://
