@@ -78,6 +78,23 @@ static bool tls_would_block(php_stream *stream, fio_tls_data *d, int err, bool *
 	return *write || SSL_want_read(d->ssl_handle);
 }
 
+/*
+ * The wait between two tries, in the direction OpenSSL asked, until deadline (0: none). A
+ * wait an exception ended (the job cancelled) leaves the connection shut down.
+ */
+static ferry_fio_wait tls_wait(php_stream *stream, fio_tls_data *d, double deadline, bool write)
+{
+	struct timeval left;
+	if (!tls_left(deadline, &left)) {
+		return FERRY_FIO_TIMEOUT;
+	}
+	ferry_fio_wait w = fio_await_in(stream, d->s.socket, write, deadline == 0 ? NULL : &left);
+	if (w == FERRY_FIO_FAILED) {
+		fio_abandon(stream, &d->s);
+	}
+	return w;
+}
+
 static ssize_t tls_io(php_stream *stream, fio_tls_data *d, const php_stream_ops *orig, bool read, char *buf, size_t count)
 {
 	double deadline = d->s.timeout.tv_sec == -1 ? 0 : tls_deadline(&d->s.timeout);
@@ -96,12 +113,7 @@ static ssize_t tls_io(php_stream *stream, fio_tls_data *d, const php_stream_ops 
 		if (n != 0 || once || !tls_would_block(stream, d, err, &write)) {
 			return n;
 		}
-		struct timeval left;
-		ferry_fio_wait w = FERRY_FIO_TIMEOUT;
-		if (tls_left(deadline, &left)) {
-			w = fio_await_in(stream, d->s.socket, write, deadline == 0 ? NULL : &left);
-		}
-		switch (w) {
+		switch (tls_wait(stream, d, deadline, write)) {
 		case FERRY_FIO_READY:
 			continue;
 		case FERRY_FIO_TIMEOUT:
@@ -109,7 +121,6 @@ static ssize_t tls_io(php_stream *stream, fio_tls_data *d, const php_stream_ops 
 			d->s.timeout_event = 1;
 			return -1;
 		case FERRY_FIO_FAILED:
-			fio_abandon(stream, &d->s);
 			return -1;
 		case FERRY_FIO_BLOCK:
 			return read ? orig->read(stream, buf, count) : orig->write(stream, buf, count);
@@ -175,12 +186,7 @@ static int tls_handshake(php_stream *stream, fio_tls_data *d, const php_stream_o
 			/* Unfinished with nothing to wait for: PHP's own loop decides. */
 			return orig->set_option(stream, option, value, c);
 		}
-		struct timeval left;
-		ferry_fio_wait w = FERRY_FIO_TIMEOUT;
-		if (tls_left(deadline, &left)) {
-			w = fio_await_in(stream, d->s.socket, write, deadline == 0 ? NULL : &left);
-		}
-		switch (w) {
+		switch (tls_wait(stream, d, deadline, write)) {
 		case FERRY_FIO_READY:
 			continue;
 		case FERRY_FIO_TIMEOUT:
@@ -188,7 +194,6 @@ static int tls_handshake(php_stream *stream, fio_tls_data *d, const php_stream_o
 			c->outputs.returncode = -1;
 			return r;
 		case FERRY_FIO_FAILED:
-			fio_abandon(stream, &d->s);
 			c->outputs.returncode = -1;
 			return r;
 		case FERRY_FIO_BLOCK:
